@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the peer engines the load benchmark compares tern against, in a
+# venv outside the repo so that benchmark tooling never leaks into the
+# project's own environment. Idempotent: re-running is a no-op.
+set -euo pipefail
+
+VENV="${TERN_BENCH_VENV:-$HOME/.cache/tern-bench-venv}"
+# Pinned so that figures from different days compare the same peer version.
+PYOXIGRAPH_VERSION="${PYOXIGRAPH_VERSION:-0.5.13}"
+
+if "$VENV/bin/python" -c "import pyoxigraph, sys; sys.exit(pyoxigraph.__version__ != '$PYOXIGRAPH_VERSION')" 2>/dev/null; then
+    echo "peers already installed in $VENV (pyoxigraph $PYOXIGRAPH_VERSION)"
+    exit 0
+fi
+
+python3 -m venv "$VENV"
+"$VENV/bin/python" -m pip install --quiet --upgrade pip
+"$VENV/bin/python" -m pip install --quiet "pyoxigraph==$PYOXIGRAPH_VERSION"
+"$VENV/bin/python" -c "import pyoxigraph; print('installed pyoxigraph', pyoxigraph.__version__, 'in $VENV')"

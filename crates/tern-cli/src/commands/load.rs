@@ -1,0 +1,98 @@
+use crate::size::{default_memory, human, parse_size};
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::path::PathBuf;
+use tern_index::builder::{self, group, Compression, Format, Input, LoadOptions};
+
+#[derive(Args)]
+pub struct LoadArgs {
+    /// Directory of the index to build.
+    #[arg(long)]
+    index: PathBuf,
+    /// Memory budget of the builder, e.g. 64M or 4G (default: 40% of RAM).
+    #[arg(long, value_parser = parse_size)]
+    memory: Option<u64>,
+    /// Skip bad statements (counted and reported) instead of stopping.
+    #[arg(long)]
+    lenient: bool,
+    /// Replace an existing index.
+    #[arg(long)]
+    force: bool,
+    /// Graph that receives the triples of triples files (default: the default graph).
+    #[arg(long, value_name = "IRI")]
+    graph: Option<String>,
+    /// Load a triples file into a named graph: --named IRI=FILE (repeatable).
+    #[arg(long, value_name = "IRI=FILE")]
+    named: Vec<String>,
+    /// Format of all inputs (nt, nq, ttl, trig); required for `-` (stdin).
+    #[arg(long)]
+    format: Option<String>,
+    /// No progress display.
+    #[arg(long, short)]
+    quiet: bool,
+    /// Input files (.nt .nq .ttl .trig, optionally .gz or .zst); `-` is stdin.
+    files: Vec<PathBuf>,
+}
+
+pub fn run(args: LoadArgs) -> Result<()> {
+    let format = match &args.format {
+        None => None,
+        Some(f) => Some(Format::from_name(f).with_context(|| format!("unknown format {f:?} (use nt, nq, ttl or trig)"))?),
+    };
+    let mut inputs = Vec::new();
+    for file in &args.files {
+        if file.as_os_str() == "-" {
+            let format = format.context("reading stdin (`-`) needs --format")?;
+            inputs.push(Input::stdin(format, Compression::None, args.graph.clone()));
+        } else {
+            inputs.push(Input::file(file, format, args.graph.clone())?);
+        }
+    }
+    for named in &args.named {
+        let (iri, file) = named
+            .split_once('=')
+            .with_context(|| format!("--named takes IRI=FILE, got {named:?}"))?;
+        inputs.push(Input::file(file, format, Some(iri.to_owned()))?);
+    }
+    if inputs.is_empty() {
+        bail!("no input files given");
+    }
+    let options = LoadOptions {
+        memory: args.memory.unwrap_or_else(default_memory),
+        lenient: args.lenient,
+        force: args.force,
+        progress: !args.quiet,
+    };
+    let report = builder::build(&args.index, &inputs, &options)?;
+    let m = &report.meta;
+    if m.statements_skipped > 0 {
+        eprintln!("Skipped {} bad statements; the first ones:", group(m.statements_skipped));
+        for e in &report.first_errors {
+            eprintln!("  {e}");
+        }
+    }
+    let rate = m.statements_read as f64 / m.total_seconds.max(1e-9);
+    eprintln!("Loaded {} into {}", m.inputs.join(", "), args.index.display());
+    eprintln!(
+        "  triples: {} ({} statements read, {} skipped)",
+        group(m.triples),
+        group(m.statements_read),
+        group(m.statements_skipped)
+    );
+    eprintln!(
+        "  distinct terms: {} ({} in the vocabulary, {} blank nodes)",
+        group(m.distinct_terms),
+        group(m.vocabulary_terms),
+        group(m.blank_nodes)
+    );
+    let phases: Vec<String> = m.phases.iter().map(|(name, s)| format!("{name} {s:.2}s")).collect();
+    eprintln!("  time: {:.2}s ({}), {} triples/s", m.total_seconds, phases.join(", "), group(rate as u64));
+    eprintln!(
+        "  index: {} (vocabulary {}, permutations {}), {:.1} bytes/triple",
+        human(m.index_bytes),
+        human(m.vocabulary_bytes),
+        human(m.permutation_bytes),
+        m.bytes_per_triple
+    );
+    Ok(())
+}

@@ -1,0 +1,2 @@
+pub mod load;
+pub mod stats;

@@ -1,0 +1,89 @@
+use anyhow::Result;
+use clap::Args;
+use std::path::PathBuf;
+use tern_index::{Id, Index};
+
+#[derive(Args)]
+pub struct StatsArgs {
+    /// Directory of the index.
+    #[arg(long)]
+    index: PathBuf,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: StatsArgs) -> Result<()> {
+    let index = Index::open(&args.index)?;
+    let meta = index.meta();
+    let stats = index.stats();
+    let ids: Vec<Id> = stats.predicates.iter().map(|p| Id(p.predicate)).collect();
+    let names: Vec<String> = index
+        .terms_of(&ids)?
+        .into_iter()
+        .map(|t| t.map_or_else(|| "?".to_owned(), |t| t.to_string()))
+        .collect();
+    if args.json {
+        let predicates: Vec<serde_json::Value> = stats
+            .predicates
+            .iter()
+            .zip(&names)
+            .map(|(p, name)| {
+                serde_json::json!({
+                    "predicate": name,
+                    "triples": p.triples,
+                    "distinct_subjects": p.distinct_subjects,
+                    "distinct_objects": p.distinct_objects,
+                })
+            })
+            .collect();
+        let mut value = serde_json::to_value(meta)?;
+        let object = value.as_object_mut().expect("metadata is an object");
+        object.insert("distinct_subjects".into(), stats.distinct_subjects.into());
+        object.insert("distinct_predicates".into(), stats.distinct_predicates.into());
+        object.insert("distinct_objects".into(), stats.distinct_objects.into());
+        object.insert("named_graphs".into(), stats.named_graphs.into());
+        object.insert("predicates".into(), predicates.into());
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(());
+    }
+    use tern_index::builder::group;
+    println!("index        {}", args.index.display());
+    println!("id           {}", meta.index_id);
+    println!("inputs       {}", meta.inputs.join(", "));
+    println!("triples      {}", group(meta.triples));
+    println!(
+        "terms        {} distinct ({} vocabulary, {} blank nodes)",
+        group(meta.distinct_terms),
+        group(meta.vocabulary_terms),
+        group(meta.blank_nodes)
+    );
+    println!(
+        "subjects     {}   predicates {}   objects {}   named graphs {}",
+        group(stats.distinct_subjects),
+        group(stats.distinct_predicates),
+        group(stats.distinct_objects),
+        group(stats.named_graphs)
+    );
+    println!(
+        "size         {} bytes ({:.1} bytes/triple)",
+        group(meta.index_bytes),
+        meta.bytes_per_triple
+    );
+    println!("build time   {:.2}s", meta.total_seconds);
+    println!();
+    println!("{:>12} {:>12} {:>12}  predicate", "triples", "subjects", "objects");
+    let mut order: Vec<usize> = (0..stats.predicates.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(stats.predicates[i].triples));
+    for i in order {
+        let p = &stats.predicates[i];
+        println!(
+            "{:>12} {:>12} {:>12}  {}",
+            group(p.triples),
+            group(p.distinct_subjects),
+            group(p.distinct_objects),
+            names[i]
+        );
+    }
+    Ok(())
+}

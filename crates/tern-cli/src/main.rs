@@ -1,0 +1,37 @@
+//! The `tern` command.
+
+mod commands;
+mod size;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "tern", version, about = "Tern: an RDF store and SPARQL 1.1 engine")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build an index from N-Triples, N-Quads, Turtle or TriG files.
+    Load(commands::load::LoadArgs),
+    /// Show an index's summary and per-predicate statistics.
+    Stats(commands::stats::StatsArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Load(args) => commands::load::run(args),
+        Command::Stats(args) => commands::stats::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,240 @@
+//! Parsing and encoding one piece of input on one thread.
+//!
+//! A piece is a slice of N-Triples/N-Quads lines, or a batch of statements from a
+//! Turtle/TriG parser. Its terms are classified (inline value, blank node or
+//! vocabulary key) and deduplicated within the piece, so the single-threaded merge
+//! into the current run handles each distinct term of a piece once.
+
+use super::error::SyntaxError;
+use super::input::Format;
+use crate::term_key::{self, Classified};
+use crate::{Id, Tag};
+use oxrdf::{GraphNameRef, Quad, QuadRef, TermRef};
+use oxttl::{NQuadsParser, NTriplesParser, TurtleSyntaxError};
+use rustc_hash::FxHashMap;
+
+/// The encoded content of a piece.
+#[derive(Default)]
+pub struct Piece {
+    /// Distinct vocabulary keys; a quad refers to key `i` as `Id(Vocab, i)`.
+    pub keys: Vec<Box<[u8]>>,
+    /// Distinct blank node labels; a quad refers to label `i` as `Id(BlankNode, i)`.
+    pub blanks: Vec<Box<str>>,
+    /// Quads as `[s, p, o, g]`; inline values already carry their final ID.
+    pub quads: Vec<[u64; 4]>,
+    /// Bad statements, in input order, with piece-relative 0-based lines.
+    pub errors: Vec<SyntaxError>,
+    pub key_bytes: usize,
+}
+
+/// Encodes statements into a [`Piece`].
+pub struct PieceEncoder {
+    keys: FxHashMap<Box<[u8]>, u32>,
+    blanks: FxHashMap<Box<str>, u32>,
+    buf: Vec<u8>,
+    piece: Piece,
+    /// Graph of statements without one (`None`: the default graph).
+    target_graph: Option<oxrdf::NamedNode>,
+}
+
+impl PieceEncoder {
+    pub fn new(target_graph: Option<oxrdf::NamedNode>) -> PieceEncoder {
+        PieceEncoder {
+            keys: FxHashMap::default(),
+            blanks: FxHashMap::default(),
+            buf: Vec::new(),
+            piece: Piece::default(),
+            target_graph,
+        }
+    }
+
+    fn term(&mut self, term: TermRef<'_>) -> u64 {
+        match term_key::classify(term, &mut self.buf) {
+            Classified::Inline(id) => id.0,
+            Classified::Blank(label) => {
+                let next = self.blanks.len() as u32;
+                if let Some(&i) = self.blanks.get(label) {
+                    return Id::new(Tag::BlankNode, i.into()).0;
+                }
+                self.blanks.insert(label.into(), next);
+                self.piece.blanks.push(label.into());
+                Id::new(Tag::BlankNode, next.into()).0
+            }
+            Classified::Vocab => {
+                if let Some(&i) = self.keys.get(self.buf.as_slice()) {
+                    return Id::vocab(i.into()).0;
+                }
+                let next = self.keys.len() as u32;
+                let key: Box<[u8]> = self.buf.as_slice().into();
+                self.piece.key_bytes += key.len();
+                self.keys.insert(key.clone(), next);
+                self.piece.keys.push(key);
+                Id::vocab(next.into()).0
+            }
+        }
+    }
+
+    pub fn push(&mut self, quad: QuadRef<'_>) {
+        let s = self.term(quad.subject.into());
+        let p = self.term(quad.predicate.into());
+        let o = self.term(quad.object);
+        let g = match quad.graph_name {
+            GraphNameRef::DefaultGraph => match self.target_graph.clone() {
+                Some(g) => self.term(g.as_ref().into()),
+                None => Id::DEFAULT_GRAPH.0,
+            },
+            GraphNameRef::NamedNode(n) => self.term(n.into()),
+            GraphNameRef::BlankNode(b) => self.term(b.into()),
+        };
+        self.piece.quads.push([s, p, o, g]);
+    }
+
+    pub fn push_error(&mut self, error: SyntaxError) {
+        self.piece.errors.push(error);
+    }
+
+    pub fn finish(self) -> Piece {
+        self.piece
+    }
+}
+
+/// A syntax error with its position made absolute.
+pub fn syntax_error(file: &str, first_line: u64, error: &TurtleSyntaxError) -> SyntaxError {
+    let start = error.location().start;
+    SyntaxError {
+        file: file.to_owned(),
+        line: first_line + start.line + 1,
+        column: start.column + 1,
+        message: error.message().to_owned(),
+    }
+}
+
+/// Parses a slice of whole N-Triples/N-Quads lines starting at 0-based line
+/// `first_line`. The fast path skips oxttl's full IRI validation and checks IRIs
+/// with a quick test instead; a piece with any problem is parsed again with full
+/// validation, which finds every error with its exact position.
+pub fn parse_lines(
+    slice: &[u8],
+    format: Format,
+    file: &str,
+    first_line: u64,
+    target_graph: Option<&oxrdf::NamedNode>,
+    stop_at_first_error: bool,
+) -> Piece {
+    let mut encoder = PieceEncoder::new(target_graph.cloned());
+    if parse_lines_with(slice, format, false, &mut encoder, file, first_line, true) {
+        return encoder.finish();
+    }
+    let mut encoder = PieceEncoder::new(target_graph.cloned());
+    parse_lines_with(slice, format, true, &mut encoder, file, first_line, stop_at_first_error);
+    encoder.finish()
+}
+
+/// Returns false when the fast, unvalidated pass hit something suspicious.
+fn parse_lines_with(
+    slice: &[u8],
+    format: Format,
+    validate: bool,
+    encoder: &mut PieceEncoder,
+    file: &str,
+    first_line: u64,
+    stop_at_first_error: bool,
+) -> bool {
+    let mut handle = |result: Result<Quad, TurtleSyntaxError>| -> bool {
+        match result {
+            Ok(quad) => {
+                if !validate && !quad_iris_look_valid(&quad) {
+                    return false;
+                }
+                encoder.push(quad.as_ref());
+                true
+            }
+            Err(e) => {
+                if !validate {
+                    return false;
+                }
+                encoder.push_error(syntax_error(file, first_line, &e));
+                !stop_at_first_error
+            }
+        }
+    };
+    match format {
+        Format::NQuads => {
+            let parser = if validate {
+                NQuadsParser::new()
+            } else {
+                NQuadsParser::new().lenient()
+            };
+            parser.for_slice(slice).all(|r| handle(r))
+        }
+        _ => {
+            let parser = if validate {
+                NTriplesParser::new()
+            } else {
+                NTriplesParser::new().lenient()
+            };
+            parser
+                .for_slice(slice)
+                .all(|r| handle(r.map(|t| t.in_graph(GraphNameRef::DefaultGraph))))
+        }
+    }
+}
+
+fn quad_iris_look_valid(quad: &Quad) -> bool {
+    let subject_ok = match &quad.subject {
+        oxrdf::NamedOrBlankNode::NamedNode(n) => iri_looks_valid(n.as_str()),
+        _ => true,
+    };
+    let object_ok = match &quad.object {
+        oxrdf::Term::NamedNode(n) => iri_looks_valid(n.as_str()),
+        oxrdf::Term::Literal(l) => l.language().is_some() || iri_looks_valid(l.datatype().as_str()),
+        _ => true,
+    };
+    let graph_ok = match &quad.graph_name {
+        oxrdf::GraphName::NamedNode(n) => iri_looks_valid(n.as_str()),
+        _ => true,
+    };
+    subject_ok && object_ok && graph_ok && iri_looks_valid(quad.predicate.as_str())
+}
+
+/// A quick test for absolute IRIs: a scheme, then no characters that IRIs forbid.
+/// Anything it rejects is checked again by the full validator.
+fn iri_looks_valid(iri: &str) -> bool {
+    let bytes = iri.as_bytes();
+    let Some(colon) = memchr::memchr(b':', bytes) else {
+        return false;
+    };
+    let scheme_ok = colon > 0
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1..colon]
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
+    scheme_ok
+        && bytes
+            .iter()
+            .all(|&b| b > 0x20 && !matches!(b, b'<' | b'>' | b'"' | b'{' | b'}' | b'|' | b'^' | b'`' | b'\\' | 0x7F))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quick_iri_test_accepts_absolute_and_rejects_the_rest() {
+        assert!(iri_looks_valid("http://example.org/a#b"));
+        assert!(iri_looks_valid("urn:isbn:123"));
+        assert!(!iri_looks_valid("relative/path"));
+        assert!(!iri_looks_valid("http://a b"));
+        assert!(!iri_looks_valid(":nothing"));
+    }
+
+    #[test]
+    fn bad_lines_are_found_with_absolute_positions() {
+        let text = b"<http://s> <http://p> <http://o> .\n<http://s> <http://p> <a b> .\n";
+        let piece = parse_lines(text, Format::NTriples, "f.nt", 10, None, true);
+        assert_eq!(piece.errors.len(), 1);
+        let e = &piece.errors[0];
+        assert_eq!((e.line, e.column), (12, 23), "{e}");
+        assert_eq!(piece.quads.len(), 1);
+    }
+}

@@ -1,0 +1,38 @@
+use std::path::PathBuf;
+
+/// Errors from opening or reading an index.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a Tern index ({reason})")]
+    NotAnIndex { path: PathBuf, reason: String },
+    #[error("{path}: index format version {found} is not supported (this build reads version {expected})")]
+    Version {
+        path: PathBuf,
+        found: u32,
+        expected: u32,
+    },
+    #[error("{path}: corrupt index file ({reason})")]
+    Corrupt { path: PathBuf, reason: String },
+}
+
+pub type Result<T, E = IndexError> = std::result::Result<T, E>;
+
+/// Attaches a path to an I/O error.
+pub(crate) trait IoContext<T> {
+    fn at(self, path: impl Into<PathBuf>) -> Result<T>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn at(self, path: impl Into<PathBuf>) -> Result<T> {
+        self.map_err(|source| IndexError::Io {
+            path: path.into(),
+            source,
+        })
+    }
+}

@@ -1,0 +1,23 @@
+//! Tern's index: 64-bit term IDs, the sorted vocabulary, the six compressed
+//! permutations, per-predicate statistics, and the bulk builder that makes them.
+//!
+//! Reading starts at [`Index::open`]; building at [`builder::build`].
+
+pub mod builder;
+mod error;
+mod id;
+pub mod index;
+pub mod inline;
+mod meta;
+pub mod permutation;
+pub mod stats;
+pub mod term_key;
+mod varint;
+pub mod vocab;
+
+pub use error::{IndexError, Result};
+pub use id::{Id, Tag};
+pub use index::{Index, ScanRange};
+pub use meta::IndexMeta;
+pub use permutation::{Batch, Permutation};
+pub use stats::{PredicateStats, Statistics};

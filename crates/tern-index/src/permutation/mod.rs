@@ -1,0 +1,123 @@
+//! The six sorted permutations of the quads.
+//!
+//! Each permutation stores every quad as a row `(c0, c1, c2, g)`, where `c0 c1 c2`
+//! are subject, predicate and object in the permutation's order and `g` is the
+//! graph. Rows are sorted and cut into blocks of [`BLOCK_ROWS`] rows; each column of
+//! a block is compressed on its own (see [`codec`]). The block directory (first
+//! and last row, row count, byte ranges) is held in memory for binary search;
+//! block bytes are read through mmap and decoded on demand.
+
+pub mod codec;
+mod reader;
+mod writer;
+
+pub use reader::{PermutationReader, ScanIter};
+pub use writer::PermutationWriter;
+
+use crate::Id;
+
+/// Rows per block: small enough that counting a bound prefix decodes little,
+/// large enough that compression sees long runs.
+pub const BLOCK_ROWS: usize = 16 * 1024;
+
+/// A row in storage order: three triple positions in permutation order, then graph.
+pub type Row = [u64; 4];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Permutation {
+    Spo,
+    Sop,
+    Pso,
+    Pos,
+    Osp,
+    Ops,
+}
+
+impl Permutation {
+    pub const ALL: [Permutation; 6] = [
+        Permutation::Spo,
+        Permutation::Sop,
+        Permutation::Pso,
+        Permutation::Pos,
+        Permutation::Osp,
+        Permutation::Ops,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Permutation::Spo => "spo",
+            Permutation::Sop => "sop",
+            Permutation::Pso => "pso",
+            Permutation::Pos => "pos",
+            Permutation::Osp => "osp",
+            Permutation::Ops => "ops",
+        }
+    }
+
+    /// Triple positions (0 = subject, 1 = predicate, 2 = object) in column order.
+    pub fn order(self) -> [usize; 3] {
+        match self {
+            Permutation::Spo => [0, 1, 2],
+            Permutation::Sop => [0, 2, 1],
+            Permutation::Pso => [1, 0, 2],
+            Permutation::Pos => [1, 2, 0],
+            Permutation::Osp => [2, 0, 1],
+            Permutation::Ops => [2, 1, 0],
+        }
+    }
+
+    /// The storage row of a quad given as `[s, p, o, g]`.
+    #[inline]
+    pub fn row_of(self, quad: [u64; 4]) -> Row {
+        let [a, b, c] = self.order();
+        [quad[a], quad[b], quad[c], quad[3]]
+    }
+
+    /// The quad `[s, p, o, g]` of a storage row.
+    #[inline]
+    pub fn quad_of(self, row: Row) -> [u64; 4] {
+        let mut quad = [0; 4];
+        for (column, &position) in self.order().iter().enumerate() {
+            quad[position] = row[column];
+        }
+        quad[3] = row[3];
+        quad
+    }
+
+    /// The permutation that has the given positions (in any order) as its leading
+    /// columns, preferring `next` as the column right after them.
+    pub fn for_bound(bound: &[usize], next: Option<usize>) -> Permutation {
+        Permutation::ALL
+            .into_iter()
+            .find(|p| {
+                let order = p.order();
+                let mut lead = order[..bound.len()].to_vec();
+                lead.sort_unstable();
+                let mut want = bound.to_vec();
+                want.sort_unstable();
+                lead == want && next.is_none_or(|n| order.get(bound.len()) == Some(&n))
+            })
+            .unwrap_or(Permutation::Spo)
+    }
+}
+
+/// A batch of scanned rows: four columns in the permutation's column order
+/// (the graph column last), sorted on all four.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Batch {
+    pub columns: [Vec<Id>; 4],
+}
+
+impl Batch {
+    pub fn len(&self) -> usize {
+        self.columns[0].len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn row(&self, i: usize) -> Row {
+        [0, 1, 2, 3].map(|c| self.columns[c][i].0)
+    }
+}

@@ -1,0 +1,196 @@
+use super::writer::{data_file, meta_file, BlockMeta, META_RECORD};
+use super::{codec, Batch, Permutation, Row};
+use crate::error::{IndexError, IoContext, Result};
+use crate::Id;
+use memmap2::Mmap;
+use std::cmp::Ordering;
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+struct Inner {
+    perm: Permutation,
+    blocks: Vec<BlockMeta>,
+    data: Mmap,
+    path: std::path::PathBuf,
+}
+
+/// Read access to one permutation. Cheap to clone.
+#[derive(Clone)]
+pub struct PermutationReader {
+    inner: Arc<Inner>,
+}
+
+impl PermutationReader {
+    pub fn open(dir: &Path, perm: Permutation) -> Result<PermutationReader> {
+        let meta_path = dir.join(meta_file(perm));
+        let meta = std::fs::read(&meta_path).at(&meta_path)?;
+        if meta.len() % META_RECORD != 0 {
+            return Err(IndexError::Corrupt {
+                path: meta_path,
+                reason: "truncated block directory".into(),
+            });
+        }
+        let blocks: Vec<BlockMeta> = meta.chunks_exact(META_RECORD).map(BlockMeta::from_bytes).collect();
+        let path = dir.join(data_file(perm));
+        let file = File::open(&path).at(&path)?;
+        // SAFETY: index files are written once, renamed into place and never modified.
+        let data = unsafe { Mmap::map(&file) }.at(&path)?;
+        if let Some(last) = blocks.last() {
+            if last.offset + last.byte_len() > data.len() as u64 {
+                return Err(IndexError::Corrupt {
+                    path,
+                    reason: "data shorter than its block directory".into(),
+                });
+            }
+        }
+        Ok(PermutationReader {
+            inner: Arc::new(Inner { perm, blocks, data, path }),
+        })
+    }
+
+    pub fn permutation(&self) -> Permutation {
+        self.inner.perm
+    }
+
+    pub fn rows(&self) -> u64 {
+        self.inner.blocks.iter().map(|b| b.rows).sum()
+    }
+
+    pub fn block_count(&self) -> usize {
+        self.inner.blocks.len()
+    }
+
+    pub fn disk_bytes(&self) -> u64 {
+        (self.inner.data.len() + self.inner.blocks.len() * META_RECORD) as u64
+    }
+
+    /// Decodes the first `columns` columns of block `b`.
+    fn decode(&self, b: usize, columns: usize) -> Result<Vec<Vec<u64>>> {
+        let meta = &self.inner.blocks[b];
+        let mut slices = Vec::with_capacity(columns);
+        let mut at = meta.offset as usize;
+        for &len in &meta.column_bytes[..columns] {
+            slices.push(&self.inner.data[at..at + len as usize]);
+            at += len as usize;
+        }
+        codec::decode(&slices, meta.rows as usize).ok_or_else(|| IndexError::Corrupt {
+            path: self.inner.path.clone(),
+            reason: format!("block {b} does not decode"),
+        })
+    }
+
+    /// Blocks that may hold rows in `[lo, hi]`.
+    fn candidate_blocks(&self, lo: &Row, hi: &Row) -> std::ops::Range<usize> {
+        let blocks = &self.inner.blocks;
+        let start = blocks.partition_point(|m| m.last < *lo);
+        let end = start + blocks[start..].partition_point(|m| m.first <= *hi);
+        start..end
+    }
+
+    /// Rows `r` with `lo <= r <= hi`, in order, as batches of one block each.
+    pub fn scan_rows(&self, lo: Row, hi: Row) -> ScanIter {
+        let blocks = self.candidate_blocks(&lo, &hi);
+        ScanIter {
+            reader: self.clone(),
+            lo,
+            hi,
+            blocks,
+            blocks_read: 0,
+        }
+    }
+
+    /// Exact number of rows with `lo[..k] <= r[..k] <= hi[..k]`, decoding only
+    /// the first `k` columns of the (at most two) blocks at the edges.
+    pub fn count_rows(&self, lo: Row, hi: Row, k: usize) -> Result<u64> {
+        let blocks = self.candidate_blocks(&lo, &hi);
+        let mut total = 0;
+        for b in blocks {
+            let meta = &self.inner.blocks[b];
+            if meta.first[..k] >= lo[..k] && meta.last[..k] <= hi[..k] {
+                total += meta.rows;
+                continue;
+            }
+            if k == 0 {
+                continue;
+            }
+            let columns = self.decode(b, k)?;
+            let key = |i: usize| -> Vec<u64> { columns.iter().map(|c| c[i]).collect() };
+            let n = meta.rows as usize;
+            let start = partition(n, |i| key(i).as_slice() < &lo[..k]);
+            let end = partition(n, |i| key(i).as_slice() <= &hi[..k]);
+            total += end.saturating_sub(start) as u64;
+        }
+        Ok(total)
+    }
+}
+
+/// Index of the first `i` in `0..n` for which `pred` is false (`pred` must be
+/// true then false over the range).
+fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+fn compare_row(columns: &[Vec<u64>], i: usize, key: &Row) -> Ordering {
+    for c in 0..4 {
+        match columns[c][i].cmp(&key[c]) {
+            Ordering::Equal => continue,
+            other => return other,
+        }
+    }
+    Ordering::Equal
+}
+
+/// An iterator over the batches of a scan; each batch is the matching part of
+/// one block.
+pub struct ScanIter {
+    reader: PermutationReader,
+    lo: Row,
+    hi: Row,
+    blocks: std::ops::Range<usize>,
+    blocks_read: u64,
+}
+
+impl ScanIter {
+    /// Number of blocks decoded so far.
+    pub fn blocks_read(&self) -> u64 {
+        self.blocks_read
+    }
+}
+
+impl Iterator for ScanIter {
+    type Item = Result<Batch>;
+
+    fn next(&mut self) -> Option<Result<Batch>> {
+        for b in self.blocks.by_ref() {
+            self.blocks_read += 1;
+            let mut columns = match self.reader.decode(b, 4) {
+                Ok(c) => c,
+                Err(e) => return Some(Err(e)),
+            };
+            let n = columns[0].len();
+            let start = partition(n, |i| compare_row(&columns, i, &self.lo) == Ordering::Less);
+            let end = partition(n, |i| compare_row(&columns, i, &self.hi) != Ordering::Greater);
+            if start >= end {
+                continue;
+            }
+            let mut batch = Batch::default();
+            for (c, column) in columns.iter_mut().enumerate() {
+                column.truncate(end);
+                column.drain(..start);
+                batch.columns[c] = std::mem::take(column).into_iter().map(Id).collect();
+            }
+            return Some(Ok(batch));
+        }
+        None
+    }
+}
