@@ -15,16 +15,21 @@ use std::path::{Path, PathBuf};
 /// Writes the vocabulary into `index_dir` and feeds the final quads to `store`.
 /// Returns the number of vocabulary entries.
 pub fn merge(runs: Runs, index_dir: &Path, store: &mut QuadStore) -> Result<u64, LoadError> {
-    let mut writer = VocabWriter::create(index_dir)?;
     match runs {
         Runs::InMemory { keys, quads } => {
+            let mut writer = VocabWriter::create(index_dir, &crate::vocab::dictionary(&keys))?;
             // One run: sorted positions are final IDs already.
             for key in keys {
                 writer.push(key.into_vec())?;
             }
             store.extend(quads)?;
+            Ok(writer.finish()?)
         }
         Runs::Spilled(runs) => {
+            // The first run is a sample of the whole vocabulary.
+            let sample = read_keys(&runs[0])?;
+            let mut writer = VocabWriter::create(index_dir, &crate::vocab::dictionary(&sample))?;
+            drop(sample);
             let maps = merge_keys(&runs, &mut writer)?;
             for (run, map_path) in runs.iter().zip(maps) {
                 remap_run(run, &map_path, store)?;
@@ -32,9 +37,18 @@ pub fn merge(runs: Runs, index_dir: &Path, store: &mut QuadStore) -> Result<u64,
                     std::fs::remove_file(path).at(path)?;
                 }
             }
+            Ok(writer.finish()?)
         }
     }
-    Ok(writer.finish()?)
+}
+
+fn read_keys(run: &SpilledRun) -> Result<Vec<Vec<u8>>, LoadError> {
+    let mut reader = KeyReader::open(run)?;
+    let mut keys = Vec::with_capacity(run.key_count as usize);
+    while let Some(key) = reader.next_key()? {
+        keys.push(key);
+    }
+    Ok(keys)
 }
 
 struct KeyReader {
@@ -44,6 +58,14 @@ struct KeyReader {
 }
 
 impl KeyReader {
+    fn open(run: &SpilledRun) -> Result<KeyReader, LoadError> {
+        Ok(KeyReader {
+            reader: BufReader::with_capacity(1 << 16, File::open(&run.keys).at(&run.keys)?),
+            path: run.keys.clone(),
+            remaining: run.key_count,
+        })
+    }
+
     fn next_key(&mut self) -> Result<Option<Vec<u8>>, LoadError> {
         if self.remaining == 0 {
             return Ok(None);
@@ -73,11 +95,7 @@ fn merge_keys(runs: &[SpilledRun], writer: &mut VocabWriter) -> Result<Vec<PathB
     let mut maps = Vec::with_capacity(runs.len());
     let mut map_paths = Vec::with_capacity(runs.len());
     for run in runs {
-        readers.push(KeyReader {
-            reader: BufReader::with_capacity(1 << 16, File::open(&run.keys).at(&run.keys)?),
-            path: run.keys.clone(),
-            remaining: run.key_count,
-        });
+        readers.push(KeyReader::open(run)?);
         let map_path = run.keys.with_extension("map");
         maps.push(BufWriter::with_capacity(1 << 16, File::create(&map_path).at(&map_path)?));
         map_paths.push(map_path);

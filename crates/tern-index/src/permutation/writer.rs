@@ -6,7 +6,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// Blocks encoded together in parallel before being written in order.
-const PARALLEL_BLOCKS: usize = 16;
+const PARALLEL_BLOCKS: usize = 8;
 
 /// Metadata of one block, kept in memory by readers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

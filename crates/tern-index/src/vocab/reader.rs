@@ -1,5 +1,5 @@
-use super::block::DecodedBlock;
-use super::{BLOCKS_FILE, FIRSTS_FILE, INDEX_FILE, MAGIC, RECORD};
+use super::block::{BlockDecoder, DecodedBlock};
+use super::{BLOCKS_FILE, DICTIONARY_FILE, FIRSTS_FILE, INDEX_FILE, MAGIC, RECORD};
 use crate::error::{IndexError, IoContext, Result};
 use memmap2::Mmap;
 use std::collections::HashMap;
@@ -14,6 +14,8 @@ const CACHED_BLOCKS: usize = 512;
 pub struct Vocabulary {
     dir: PathBuf,
     blocks: Mmap,
+    decoder: BlockDecoder,
+    dictionary_bytes: u64,
     index: Mmap,
     firsts: Mmap,
     entries: u64,
@@ -42,7 +44,11 @@ impl Vocabulary {
         if index.len() != 24 + (block_count + 1) * RECORD {
             return Err(corrupt("truncated block directory"));
         }
+        let dictionary_path = dir.join(DICTIONARY_FILE);
+        let dictionary = std::fs::read(&dictionary_path).at(&dictionary_path)?;
         Ok(Vocabulary {
+            decoder: BlockDecoder::new(&dictionary),
+            dictionary_bytes: dictionary.len() as u64,
             dir: dir.to_owned(),
             blocks: map(&dir.join(BLOCKS_FILE))?,
             firsts: map(&dir.join(FIRSTS_FILE))?,
@@ -63,7 +69,7 @@ impl Vocabulary {
 
     /// Bytes on disk.
     pub fn disk_bytes(&self) -> u64 {
-        (self.blocks.len() + self.index.len() + self.firsts.len()) as u64
+        (self.blocks.len() + self.index.len() + self.firsts.len()) as u64 + self.dictionary_bytes
     }
 
     fn record(&self, block: usize) -> (u64, u64, u64) {
@@ -73,7 +79,9 @@ impl Vocabulary {
         (field(0), field(1), field(2))
     }
 
-    fn first_key(&self, block: usize) -> &[u8] {
+    /// A key that sorts after every key of the previous block and at or before
+    /// this block's first key.
+    fn separator(&self, block: usize) -> &[u8] {
         let (_, _, start) = self.record(block);
         let (_, _, end) = self.record(block + 1);
         &self.firsts[start as usize..end as usize]
@@ -102,7 +110,7 @@ impl Vocabulary {
         let decoded = self
             .blocks
             .get(offset as usize..next_offset as usize)
-            .and_then(|bytes| DecodedBlock::decode(bytes, (next_first - first) as usize))
+            .and_then(|bytes| self.decoder.decode(bytes, (next_first - first) as usize))
             .ok_or_else(|| IndexError::Corrupt {
                 path: self.dir.join(BLOCKS_FILE),
                 reason: format!("block {block} does not decode"),
@@ -158,11 +166,11 @@ impl Vocabulary {
         if self.block_count == 0 {
             return Ok(0);
         }
-        // Last block whose first key <= key.
+        // Last block whose separator <= key.
         let (mut lo, mut hi) = (0, self.block_count);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if self.first_key(mid) <= key {
+            if self.separator(mid) <= key {
                 lo = mid + 1;
             } else {
                 hi = mid;

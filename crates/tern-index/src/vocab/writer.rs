@@ -1,4 +1,4 @@
-use super::{block, BLOCKS_FILE, FIRSTS_FILE, INDEX_FILE, MAGIC};
+use super::{block, BLOCKS_FILE, DICTIONARY_FILE, FIRSTS_FILE, INDEX_FILE, MAGIC};
 use crate::error::{IoContext, Result};
 use rayon::prelude::*;
 use std::fs::File;
@@ -14,18 +14,25 @@ pub struct VocabWriter {
     blocks: BufWriter<File>,
     index: BufWriter<File>,
     firsts: BufWriter<File>,
+    encoder: block::BlockEncoder,
     current: Vec<Vec<u8>>,
     current_bytes: usize,
     pending: Vec<Vec<Vec<u8>>>,
     entries: u64,
     written_entries: u64,
+    /// Last key of the previous block, for the next block's separator.
+    previous_last: Vec<u8>,
     blocks_offset: u64,
     firsts_offset: u64,
     block_count: u64,
 }
 
 impl VocabWriter {
-    pub fn create(dir: &Path) -> Result<VocabWriter> {
+    /// `dictionary` is shared by all blocks; make it with [`block::dictionary`]
+    /// from a sample of the sorted keys.
+    pub fn create(dir: &Path, dictionary: &[u8]) -> Result<VocabWriter> {
+        let dictionary_path = dir.join(DICTIONARY_FILE);
+        std::fs::write(&dictionary_path, dictionary).at(&dictionary_path)?;
         let open = |name: &str| {
             let path = dir.join(name);
             File::create(&path).map(BufWriter::new).at(path)
@@ -37,6 +44,7 @@ impl VocabWriter {
             .at(dir.join(INDEX_FILE))?;
         Ok(VocabWriter {
             dir: dir.to_owned(),
+            encoder: block::BlockEncoder::new(dictionary),
             blocks: open(BLOCKS_FILE)?,
             index,
             firsts: open(FIRSTS_FILE)?,
@@ -45,6 +53,7 @@ impl VocabWriter {
             pending: Vec::new(),
             entries: 0,
             written_entries: 0,
+            previous_last: Vec::new(),
             blocks_offset: 0,
             firsts_offset: 0,
             block_count: 0,
@@ -79,15 +88,22 @@ impl VocabWriter {
     }
 
     fn write_pending(&mut self) -> Result<()> {
-        let compressed: Vec<Vec<u8>> = self.pending.par_iter().map(|keys| block::encode(keys)).collect();
+        let per_thread = self.pending.len().div_ceil(rayon::current_num_threads()).max(1);
+        let compressed: Vec<Vec<u8>> = self
+            .pending
+            .par_chunks(per_thread)
+            .flat_map_iter(|blocks| self.encoder.encode_all(blocks))
+            .collect();
         for (keys, bytes) in self.pending.drain(..).zip(compressed) {
             self.index
                 .write_all(&record(self.written_entries, self.blocks_offset, self.firsts_offset))
                 .at(self.dir.join(INDEX_FILE))?;
             self.blocks.write_all(&bytes).at(self.dir.join(BLOCKS_FILE))?;
-            self.firsts.write_all(&keys[0]).at(self.dir.join(FIRSTS_FILE))?;
+            let separator = separator(&self.previous_last, &keys[0]);
+            self.firsts.write_all(separator).at(self.dir.join(FIRSTS_FILE))?;
             self.blocks_offset += bytes.len() as u64;
-            self.firsts_offset += keys[0].len() as u64;
+            self.firsts_offset += separator.len() as u64;
+            self.previous_last = keys.last().cloned().unwrap_or_default();
             self.written_entries += keys.len() as u64;
             self.block_count += 1;
         }
@@ -117,6 +133,16 @@ impl VocabWriter {
             .at(&index_path)?;
         Ok(self.entries)
     }
+}
+
+/// The shortest prefix of `first` that sorts after `previous_last`: binary search
+/// over separators finds the same block as over first keys, for less space.
+fn separator<'a>(previous_last: &[u8], first: &'a [u8]) -> &'a [u8] {
+    if previous_last.is_empty() {
+        return &first[..0];
+    }
+    let shared = previous_last.iter().zip(first).take_while(|(a, b)| a == b).count();
+    &first[..(shared + 1).min(first.len())]
 }
 
 fn record(first_entry: u64, block_offset: u64, first_key_offset: u64) -> [u8; 24] {
