@@ -126,12 +126,15 @@ pub fn decimal_value(id: Id) -> f64 {
 /// lowest 4 mantissa bits are zero fit without loss.
 pub fn double_id(value: f64) -> Option<Id> {
     let bits = value.to_bits();
+    if bits & 0xF != 0 {
+        return None;
+    }
     let ordered = if bits >> 63 == 1 {
         !bits
     } else {
         bits | (1 << 63)
     };
-    (ordered & 0xF == 0).then(|| Id::new(Tag::Double, ordered >> 4))
+    Some(Id::new(Tag::Double, ordered >> 4))
 }
 
 pub fn double_value(id: Id) -> f64 {
@@ -139,7 +142,8 @@ pub fn double_value(id: Id) -> f64 {
     let bits = if ordered >> 63 == 1 {
         ordered & !(1 << 63)
     } else {
-        !ordered
+        // Negative: every bit was flipped, and the 4 dropped bits were zeros.
+        !(ordered | 0xF)
     };
     f64::from_bits(bits)
 }

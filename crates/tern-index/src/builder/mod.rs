@@ -83,7 +83,7 @@ pub fn build(target: &Path, inputs: &[Input], options: &LoadOptions) -> Result<L
     let started = Instant::now();
     let dir = BuildDir::prepare(target, options.force)?;
     let work = dir.work_dir();
-    let memory = options.memory.max(16 << 20) as usize;
+    let memory = options.memory.max(1 << 20) as usize;
     let mut progress = Progress::new(options.progress);
     let mut phases = Vec::new();
 

@@ -1,0 +1,174 @@
+//! Scans with bound prefixes and ranges return exactly the matching rows, in
+//! order, and counts agree with scans.
+
+use std::ops::Bound;
+use tern_index::builder::{build, Input, LoadOptions};
+use tern_index::{Id, Index, Permutation, ScanRange};
+
+/// A graph with skewed, overlapping subjects, predicates and objects, spread
+/// over several blocks, with integer objects so ranges cover inline IDs too.
+fn generate() -> String {
+    let mut out = String::new();
+    let mut state = 12345u64;
+    let mut next = |m: u64| {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) % m
+    };
+    for _ in 0..60_000 {
+        let s = next(2000);
+        let p = next(7) * next(3);
+        let o = match next(3) {
+            0 => format!("<http://e.org/r{}>", next(500)),
+            1 => format!("\"{}\"^^<http://www.w3.org/2001/XMLSchema#integer>", next(1000) as i64 - 500),
+            _ => format!("\"text {}\"", next(3000)),
+        };
+        let g = if next(10) == 0 { " <http://e.org/g>" } else { "" };
+        out.push_str(&format!("<http://e.org/r{s}> <http://e.org/p{p}> {o}{g} .\n"));
+    }
+    out
+}
+
+fn all_rows(index: &Index, perm: Permutation) -> Vec<[u64; 4]> {
+    index
+        .scan(perm, &[], ScanRange::ALL)
+        .flat_map(|b| {
+            let b = b.unwrap();
+            (0..b.len()).map(move |i| b.row(i)).collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn in_range(v: u64, range: &ScanRange) -> bool {
+    let lo = match range.start {
+        Bound::Unbounded => true,
+        Bound::Included(x) => v >= x.0,
+        Bound::Excluded(x) => v > x.0,
+    };
+    let hi = match range.end {
+        Bound::Unbounded => true,
+        Bound::Included(x) => v <= x.0,
+        Bound::Excluded(x) => v < x.0,
+    };
+    lo && hi
+}
+
+#[test]
+fn scans_and_counts_match_a_brute_force_filter() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("data.nq");
+    std::fs::write(&path, generate()).unwrap();
+    let target = tmp.path().join("index");
+    build(&target, &[Input::file(&path, None, None).unwrap()], &LoadOptions::default()).unwrap();
+    let index = Index::open(&target).unwrap();
+    let mut checked = 0;
+    for perm in Permutation::ALL {
+        let rows = all_rows(&index, perm);
+        assert_eq!(rows.len() as u64, index.stats().triples);
+        assert!(rows.windows(2).all(|w| w[0] < w[1]), "{perm:?} sorted and distinct");
+        assert!(index.permutation(perm).block_count() > 1, "the test must span several blocks");
+        // Prefixes taken from rows spread over the permutation, of every length.
+        for (n, sample) in rows.iter().step_by(rows.len() / 25).enumerate() {
+            for len in 0..=3 {
+                let prefix: Vec<Id> = sample[..len].iter().map(|&v| Id(v)).collect();
+                let pivot = Id(sample[len.min(3)]);
+                let ranges = [
+                    ScanRange::ALL,
+                    ScanRange { start: Bound::Included(pivot), end: Bound::Unbounded },
+                    ScanRange { start: Bound::Excluded(pivot), end: Bound::Included(Id(pivot.0.saturating_add(n as u64 * 1000))) },
+                    ScanRange { start: Bound::Unbounded, end: Bound::Excluded(pivot) },
+                ];
+                for range in ranges {
+                    let expected: Vec<[u64; 4]> = rows
+                        .iter()
+                        .filter(|r| r[..len] == sample[..len] && in_range(r[len], &range))
+                        .copied()
+                        .collect();
+                    let got: Vec<[u64; 4]> = index
+                        .scan(perm, &prefix, range)
+                        .flat_map(|b| {
+                            let b = b.unwrap();
+                            (0..b.len()).map(move |i| b.row(i)).collect::<Vec<_>>()
+                        })
+                        .collect();
+                    assert_eq!(got, expected, "{perm:?} prefix {prefix:?} range {range:?}");
+                    let count = index.count(perm, &prefix, range).unwrap();
+                    assert_eq!(count as usize, expected.len(), "count {perm:?} {prefix:?} {range:?}");
+                    checked += 1;
+                }
+            }
+        }
+        // A prefix that matches nothing.
+        assert_eq!(index.count(perm, &[Id(u64::MAX)], ScanRange::ALL).unwrap(), 0);
+        assert_eq!(index.scan(perm, &[Id(u64::MAX)], ScanRange::ALL).count(), 0);
+    }
+    assert!(checked > 1000);
+}
+
+#[test]
+fn predicate_statistics_match_scans() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("data.nq");
+    std::fs::write(&path, generate()).unwrap();
+    let target = tmp.path().join("index");
+    build(&target, &[Input::file(&path, None, None).unwrap()], &LoadOptions::default()).unwrap();
+    let index = Index::open(&target).unwrap();
+    let stats = index.stats();
+    assert!(stats.predicates.len() > 5);
+    for p in &stats.predicates {
+        let rows: Vec<[u64; 4]> = index
+            .scan(Permutation::Pso, &[Id(p.predicate)], ScanRange::ALL)
+            .flat_map(|b| {
+                let b = b.unwrap();
+                (0..b.len()).map(move |i| b.row(i)).collect::<Vec<_>>()
+            })
+            .collect();
+        assert_eq!(rows.len() as u64, p.triples);
+        let subjects: std::collections::BTreeSet<u64> = rows.iter().map(|r| r[1]).collect();
+        let objects: std::collections::BTreeSet<u64> = rows.iter().map(|r| r[2]).collect();
+        assert_eq!(subjects.len() as u64, p.distinct_subjects);
+        assert_eq!(objects.len() as u64, p.distinct_objects);
+        assert_eq!(index.count(Permutation::Pos, &[Id(p.predicate)], ScanRange::ALL).unwrap(), p.triples);
+    }
+}
+
+#[test]
+fn vocabulary_lookups_agree_in_both_directions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("data.nq");
+    std::fs::write(&path, generate()).unwrap();
+    let target = tmp.path().join("index");
+    build(&target, &[Input::file(&path, None, None).unwrap()], &LoadOptions::default()).unwrap();
+    let index = Index::open(&target).unwrap();
+    let vocab = index.vocabulary();
+    let all: Vec<u64> = (0..vocab.len()).collect();
+    let keys = vocab.keys(&all).unwrap();
+    assert!(keys.windows(2).all(|w| w[0] < w[1]), "vocabulary sorted");
+    for (i, key) in keys.iter().enumerate() {
+        assert_eq!(vocab.find(key).unwrap(), Some(i as u64));
+        let term = index.term_of(Id::vocab(i as u64)).unwrap().unwrap();
+        assert_eq!(index.id_of(term.as_ref()).unwrap(), Some(Id::vocab(i as u64)));
+    }
+    let mut missing = keys[keys.len() / 2].clone();
+    missing.push(b'!');
+    assert_eq!(vocab.find(&missing).unwrap(), None);
+}
+
+#[test]
+fn a_tiny_memory_budget_spills_and_builds_the_same_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("data.nq");
+    std::fs::write(&path, generate()).unwrap();
+    let input = [Input::file(&path, None, None).unwrap()];
+    let roomy = tmp.path().join("roomy");
+    let tight = tmp.path().join("tight");
+    build(&roomy, &input, &LoadOptions::default()).unwrap();
+    // 1 MiB: many runs, a multi-way vocabulary merge and external sorts.
+    let options = LoadOptions { memory: 1 << 20, ..LoadOptions::default() };
+    build(&tight, &input, &options).unwrap();
+    let (roomy, tight) = (Index::open(&roomy).unwrap(), Index::open(&tight).unwrap());
+    assert_eq!(roomy.vocabulary().len(), tight.vocabulary().len());
+    assert_eq!(roomy.stats(), tight.stats());
+    for perm in Permutation::ALL {
+        assert_eq!(all_rows(&roomy, perm), all_rows(&tight, perm), "{perm:?}");
+    }
+}
