@@ -44,46 +44,60 @@ pub fn run(args: StatsArgs) -> Result<()> {
         object.insert("distinct_objects".into(), stats.distinct_objects.into());
         object.insert("named_graphs".into(), stats.named_graphs.into());
         object.insert("predicates".into(), predicates.into());
-        println!("{}", serde_json::to_string_pretty(&value)?);
-        return Ok(());
+        return emit(&(serde_json::to_string_pretty(&value)? + "\n"));
     }
+    use std::fmt::Write;
     use tern_index::builder::group;
-    println!("index        {}", args.index.display());
-    println!("id           {}", meta.index_id);
-    println!("inputs       {}", meta.inputs.join(", "));
-    println!("triples      {}", group(meta.triples));
-    println!(
+    let mut out = String::new();
+    writeln!(out, "index        {}", args.index.display())?;
+    writeln!(out, "id           {}", meta.index_id)?;
+    writeln!(out, "inputs       {}", meta.inputs.join(", "))?;
+    writeln!(out, "triples      {}", group(meta.triples))?;
+    writeln!(
+        out,
         "terms        {} distinct ({} vocabulary, {} blank nodes)",
         group(meta.distinct_terms),
         group(meta.vocabulary_terms),
         group(meta.blank_nodes)
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "subjects     {}   predicates {}   objects {}   named graphs {}",
         group(stats.distinct_subjects),
         group(stats.distinct_predicates),
         group(stats.distinct_objects),
         group(stats.named_graphs)
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "size         {} bytes ({:.1} bytes/triple)",
         group(meta.index_bytes),
         meta.bytes_per_triple
-    );
-    println!("build time   {:.2}s", meta.total_seconds);
-    println!();
-    println!("{:>12} {:>12} {:>12}  predicate", "triples", "subjects", "objects");
+    )?;
+    writeln!(out, "build time   {:.2}s", meta.total_seconds)?;
+    writeln!(out)?;
+    writeln!(out, "{:>12} {:>12} {:>12}  predicate", "triples", "subjects", "objects")?;
     let mut order: Vec<usize> = (0..stats.predicates.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(stats.predicates[i].triples));
     for i in order {
         let p = &stats.predicates[i];
-        println!(
+        writeln!(
+            out,
             "{:>12} {:>12} {:>12}  {}",
             group(p.triples),
             group(p.distinct_subjects),
             group(p.distinct_objects),
             names[i]
-        );
+        )?;
     }
-    Ok(())
+    emit(&out)
+}
+
+/// Writes to stdout; a closed pipe (`tern stats | head`) is not an error.
+fn emit(text: &str) -> Result<()> {
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }

@@ -36,13 +36,18 @@ pub fn front_code(keys: &[Vec<u8>]) -> Vec<u8> {
 
 /// Builds the shared dictionary from sorted keys: front-coded runs of keys taken
 /// at evenly spaced places, so it holds what blocks look like everywhere.
+/// Small vocabularies get no dictionary: it would cost more than it saves.
 pub fn dictionary<K: AsRef<[u8]>>(sorted_keys: &[K]) -> Vec<u8> {
+    let total: usize = sorted_keys.iter().map(|k| k.as_ref().len()).sum();
+    if total < 8 * DICTIONARY_SAMPLES * SAMPLE_BYTES {
+        return Vec::new();
+    }
     let step = (sorted_keys.len() / DICTIONARY_SAMPLES).max(1);
     let mut dictionary = Vec::with_capacity(DICTIONARY_SAMPLES * SAMPLE_BYTES);
     for start in (0..sorted_keys.len()).step_by(step).take(DICTIONARY_SAMPLES) {
         let mut group = Vec::new();
         let mut bytes = 0;
-        for key in &sorted_keys[start..] {
+        for key in &sorted_keys[start..(start + step).min(sorted_keys.len())] {
             if bytes >= SAMPLE_BYTES {
                 break;
             }
