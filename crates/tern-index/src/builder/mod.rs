@@ -117,22 +117,34 @@ pub fn build(target: &Path, inputs: &[Input], options: &LoadOptions) -> Result<L
     let blank_nodes = runs.blank_nodes;
     phases.push(("parse".to_owned(), phase_start.elapsed().as_secs_f64()));
 
-    progress.phase("vocabulary");
-    let phase_start = Instant::now();
     let finished_runs = runs.finish()?;
     let mut store = QuadStore::new(&work, memory / 2 / 32);
-    let vocabulary_terms = vocab_merge::merge(finished_runs, dir.path(), &mut store)?;
-    phases.push(("vocabulary".to_owned(), phase_start.elapsed().as_secs_f64()));
-
-    progress.phase("permutations");
-    let phase_start = Instant::now();
-    let stats = quad_sort::write_permutations(store, dir.path(), |perm| {
-        if options.progress {
-            progress.statements(0, None);
-            let _ = perm;
+    let (vocabulary_terms, stats) = match finished_runs {
+        runs::Runs::InMemory { keys, quads } => {
+            // Final IDs are known already: compress the vocabulary while the
+            // permutations are sorted, so neither waits for the other.
+            progress.phase("vocabulary and permutations");
+            let phase_start = Instant::now();
+            store.extend(quads)?;
+            let (vocabulary, stats) = rayon::join(
+                || vocab_merge::write_sorted(keys, dir.path()),
+                || quad_sort::write_permutations(store, dir.path()),
+            );
+            phases.push(("vocabulary and permutations".to_owned(), phase_start.elapsed().as_secs_f64()));
+            (vocabulary?, stats?)
         }
-    })?;
-    phases.push(("permutations".to_owned(), phase_start.elapsed().as_secs_f64()));
+        spilled => {
+            progress.phase("vocabulary");
+            let phase_start = Instant::now();
+            let vocabulary = vocab_merge::merge(spilled, dir.path(), &mut store)?;
+            phases.push(("vocabulary".to_owned(), phase_start.elapsed().as_secs_f64()));
+            progress.phase("permutations");
+            let phase_start = Instant::now();
+            let stats = quad_sort::write_permutations(store, dir.path())?;
+            phases.push(("permutations".to_owned(), phase_start.elapsed().as_secs_f64()));
+            (vocabulary, stats)
+        }
+    };
     progress.end_line();
 
     let stats_path = dir.path().join(STATS_FILE);

@@ -209,11 +209,26 @@ fn iri_looks_valid(iri: &str) -> bool {
         && bytes[1..colon]
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'));
-    scheme_ok
-        && bytes
-            .iter()
-            .all(|&b| b > 0x20 && !matches!(b, b'<' | b'>' | b'"' | b'{' | b'}' | b'|' | b'^' | b'`' | b'\\' | 0x7F))
+    scheme_ok && bytes.iter().all(|&b| IRI_BYTE_OK[b as usize])
 }
+
+/// Bytes allowed in an IRI (non-ASCII bytes are parts of UTF-8 characters).
+const IRI_BYTE_OK: [bool; 256] = {
+    let mut ok = [true; 256];
+    let mut b = 0;
+    while b <= 0x20 {
+        ok[b] = false;
+        b += 1;
+    }
+    let forbidden = *b"<>\"{}|^`\\";
+    let mut i = 0;
+    while i < forbidden.len() {
+        ok[forbidden[i] as usize] = false;
+        i += 1;
+    }
+    ok[0x7F] = false;
+    ok
+};
 
 #[cfg(test)]
 mod tests {

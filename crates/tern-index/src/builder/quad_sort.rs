@@ -119,18 +119,12 @@ impl StatsBuilder {
 }
 
 /// Writes all six permutations (removing duplicate quads) and returns statistics.
-/// `progress` is called with each permutation's name as it starts.
-pub fn write_permutations(
-    mut store: QuadStore,
-    index_dir: &Path,
-    mut progress: impl FnMut(Permutation),
-) -> Result<Statistics, LoadError> {
+pub fn write_permutations(mut store: QuadStore, index_dir: &Path) -> Result<Statistics, LoadError> {
     let mut stats = StatsBuilder::default();
     if store.chunks.is_empty() {
         let mut rows = std::mem::take(&mut store.current);
         let mut previous = None::<Permutation>;
         for perm in Permutation::ALL {
-            progress(perm);
             rows.par_iter_mut().for_each(|row| {
                 let quad = previous.map_or(*row, |p| p.quad_of(*row));
                 *row = perm.row_of(quad);
@@ -145,7 +139,6 @@ pub fn write_permutations(
             store.spill()?;
         }
         for perm in Permutation::ALL {
-            progress(perm);
             let runs = sorted_runs(&store, perm)?;
             let merged = MergedRuns::new(&runs)?;
             write_sorted(perm, merged, index_dir, &mut stats)?;

@@ -12,18 +12,23 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
-/// Writes the vocabulary into `index_dir` and feeds the final quads to `store`.
-/// Returns the number of vocabulary entries.
+/// Writes the vocabulary of a load that fit in one run: its sorted positions are
+/// the final IDs already. Returns the number of vocabulary entries.
+pub fn write_sorted(keys: Vec<Box<[u8]>>, index_dir: &Path) -> Result<u64, LoadError> {
+    let mut writer = VocabWriter::create(index_dir, &crate::vocab::dictionary(&keys))?;
+    for key in keys {
+        writer.push(key.into_vec())?;
+    }
+    Ok(writer.finish()?)
+}
+
+/// Merges spilled runs into the vocabulary in `index_dir` and feeds the quads,
+/// with final IDs, to `store`. Returns the number of vocabulary entries.
 pub fn merge(runs: Runs, index_dir: &Path, store: &mut QuadStore) -> Result<u64, LoadError> {
     match runs {
         Runs::InMemory { keys, quads } => {
-            let mut writer = VocabWriter::create(index_dir, &crate::vocab::dictionary(&keys))?;
-            // One run: sorted positions are final IDs already.
-            for key in keys {
-                writer.push(key.into_vec())?;
-            }
             store.extend(quads)?;
-            Ok(writer.finish()?)
+            write_sorted(keys, index_dir)
         }
         Runs::Spilled(runs) => {
             // The first run is a sample of the whole vocabulary.
