@@ -7,7 +7,11 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "tern", version, about = "Tern: an RDF store and SPARQL 1.1 engine")]
+#[command(
+    name = "tern",
+    version,
+    about = "Tern: an RDF store and SPARQL 1.1 engine"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

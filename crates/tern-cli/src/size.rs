@@ -2,9 +2,13 @@
 
 pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
-    let digits_end = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let digits_end = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
     let (number, unit) = t.split_at(digits_end);
-    let value: f64 = number.parse().map_err(|_| format!("not a size: {text:?}"))?;
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("not a size: {text:?}"))?;
     let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -23,7 +27,11 @@ pub fn default_memory() -> u64 {
         .and_then(|m| {
             m.lines()
                 .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1).and_then(|kb| kb.parse::<u64>().ok()))
+                .and_then(|l| {
+                    l.split_whitespace()
+                        .nth(1)
+                        .and_then(|kb| kb.parse::<u64>().ok())
+                })
         })
         .map_or(4 << 30, |kb| kb * 1024);
     total / 5 * 2

@@ -124,19 +124,26 @@ impl Index {
             .map(|&id| {
                 Ok(match id.tag() {
                     Tag::Undefined | Tag::LocalVocab => None,
-                    Tag::BlankNode => Some(BlankNode::new_unchecked(term_key::blank_node_label(id.payload())).into()),
+                    Tag::BlankNode => Some(
+                        BlankNode::new_unchecked(term_key::blank_node_label(id.payload())).into(),
+                    ),
                     Tag::Vocab => {
                         let key = keys.next().unwrap_or_default();
-                        Some(term_key::key_to_term(&key).map_err(|e| IndexError::Corrupt {
-                            path: self.dir.clone(),
-                            reason: format!("{e} for {id:?}"),
-                        })?)
+                        Some(
+                            term_key::key_to_term(&key).map_err(|e| IndexError::Corrupt {
+                                path: self.dir.clone(),
+                                reason: format!("{e} for {id:?}"),
+                            })?,
+                        )
                     }
                     _ => {
                         let mut lexical = String::new();
                         inline::write_lexical(id, &mut lexical);
                         let datatype = inline::datatype(id).unwrap_or(inline::XSD_INTEGER);
-                        Some(Literal::new_typed_literal(lexical, NamedNode::new_unchecked(datatype)).into())
+                        Some(
+                            Literal::new_typed_literal(lexical, NamedNode::new_unchecked(datatype))
+                                .into(),
+                        )
                     }
                 })
             })

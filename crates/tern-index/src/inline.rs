@@ -164,7 +164,11 @@ fn parse_decimal(s: &str) -> Option<i64> {
     if int_part.is_empty() && frac_part.is_empty() {
         return None;
     }
-    if !int_part.bytes().chain(frac_part.bytes()).all(|b| b.is_ascii_digit()) {
+    if !int_part
+        .bytes()
+        .chain(frac_part.bytes())
+        .all(|b| b.is_ascii_digit())
+    {
         return None;
     }
     if frac_part.len() > DECIMAL_SCALE as usize {
@@ -429,10 +433,12 @@ mod tests {
             .map(|l| encode(l, XSD_INTEGER).unwrap())
             .collect();
         assert!(ints.windows(2).all(|w| w[0] < w[1]));
-        let doubles: Vec<Id> = ["-INF", "-1.5E2", "-1.0E0", "0.0E0", "2.5E-1", "1.0E3", "INF"]
-            .iter()
-            .map(|l| encode(l, XSD_DOUBLE).unwrap())
-            .collect();
+        let doubles: Vec<Id> = [
+            "-INF", "-1.5E2", "-1.0E0", "0.0E0", "2.5E-1", "1.0E3", "INF",
+        ]
+        .iter()
+        .map(|l| encode(l, XSD_DOUBLE).unwrap())
+        .collect();
         assert!(doubles.windows(2).all(|w| w[0] < w[1]), "{doubles:?}");
         let times: Vec<Id> = [
             "1999-12-31T23:00:00Z",

@@ -46,8 +46,14 @@ fn sample_nquads() -> String {
         format!("\"explicit string\"^^<{xsd}string>"),
     ];
     for (i, o) in literals.iter().enumerate() {
-        s.push_str(&format!("<http://example.org/s{}> <http://example.org/p> {o} .\n", i % 4));
-        s.push_str(&format!("<http://example.org/s{}> <http://example.org/p> {o} <http://example.org/g1> .\n", i % 3));
+        s.push_str(&format!(
+            "<http://example.org/s{}> <http://example.org/p> {o} .\n",
+            i % 4
+        ));
+        s.push_str(&format!(
+            "<http://example.org/s{}> <http://example.org/p> {o} <http://example.org/g1> .\n",
+            i % 3
+        ));
     }
     s.push_str("_:a <http://example.org/knows> _:b .\n");
     s.push_str("_:b <http://example.org/knows> _:a <http://example.org/g2> .\n");
@@ -61,8 +67,23 @@ fn sample_nquads() -> String {
 /// two graphs that differ only in blank node labels compare equal.
 fn canonical(quads: &[Quad]) -> BTreeSet<String> {
     let mut signature: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let label = |t: &str, me: &str| if t == me { "SELF".to_owned() } else if t.starts_with("_:") { "BLANK".to_owned() } else { t.to_owned() };
-    let parts = |q: &Quad| [q.subject.to_string(), q.predicate.to_string(), q.object.to_string(), q.graph_name.to_string()];
+    let label = |t: &str, me: &str| {
+        if t == me {
+            "SELF".to_owned()
+        } else if t.starts_with("_:") {
+            "BLANK".to_owned()
+        } else {
+            t.to_owned()
+        }
+    };
+    let parts = |q: &Quad| {
+        [
+            q.subject.to_string(),
+            q.predicate.to_string(),
+            q.object.to_string(),
+            q.graph_name.to_string(),
+        ]
+    };
     for q in quads {
         for t in parts(q) {
             if let Some(b) = t.strip_prefix("_:") {
@@ -76,17 +97,35 @@ fn canonical(quads: &[Quad]) -> BTreeSet<String> {
         let mut sig: Vec<String> = quads
             .iter()
             .filter(|q| parts(q).contains(b))
-            .map(|q| parts(q).iter().map(|t| label(t, b)).collect::<Vec<_>>().join(" "))
+            .map(|q| {
+                parts(q)
+                    .iter()
+                    .map(|t| label(t, b))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
             .collect();
         sig.sort();
         signature.insert(b.clone(), sig);
     }
     let rename: BTreeMap<&String, String> = blanks
         .iter()
-        .map(|b| (b, format!("_:{}", signature[b].join("|").len() * 1000 + signature[b].len())))
+        .map(|b| {
+            (
+                b,
+                format!(
+                    "_:{}",
+                    signature[b].join("|").len() * 1000 + signature[b].len()
+                ),
+            )
+        })
         .collect();
     let distinct: BTreeSet<&String> = rename.values().collect();
-    assert_eq!(distinct.len(), rename.len(), "test data must have distinguishable blank nodes");
+    assert_eq!(
+        distinct.len(),
+        rename.len(),
+        "test data must have distinguishable blank nodes"
+    );
     quads
         .iter()
         .map(|q| {
@@ -113,7 +152,10 @@ fn quads_of(index: &Index, perm: Permutation) -> Vec<Quad> {
         let batch = batch.unwrap();
         for i in 0..batch.len() {
             let row = batch.row(i);
-            assert!(previous.is_none_or(|p| p < row), "{perm:?} rows must be strictly increasing");
+            assert!(
+                previous.is_none_or(|p| p < row),
+                "{perm:?} rows must be strictly increasing"
+            );
             previous = Some(row);
             let quad = perm.quad_of(row);
             let terms = index.terms_of(&quad.map(Id)).unwrap();
@@ -132,7 +174,12 @@ fn quads_of(index: &Index, perm: Permutation) -> Vec<Quad> {
                 Some(Term::BlankNode(b)) => b.clone().into(),
                 Some(other) => panic!("literal graph {other}"),
             };
-            out.push(Quad::new(subject, predicate, terms[2].clone().unwrap(), graph));
+            out.push(Quad::new(
+                subject,
+                predicate,
+                terms[2].clone().unwrap(),
+                graph,
+            ));
         }
     }
     out
@@ -171,7 +218,10 @@ fn literals_come_back_exactly_as_written() {
     let index = load(tmp.path(), &[("data.nq", &text)]);
     for quad in parse_nquads(&text) {
         if let Term::Literal(l) = &quad.object {
-            let id = index.id_of(quad.object.as_ref()).unwrap().unwrap_or_else(|| panic!("{l} not found"));
+            let id = index
+                .id_of(quad.object.as_ref())
+                .unwrap()
+                .unwrap_or_else(|| panic!("{l} not found"));
             assert_eq!(index.term_of(id).unwrap().unwrap(), quad.object, "{l}");
         }
     }
@@ -179,8 +229,15 @@ fn literals_come_back_exactly_as_written() {
     let xsd_int = oxrdf::NamedNode::new_unchecked("http://www.w3.org/2001/XMLSchema#integer");
     let inline = oxrdf::Literal::new_typed_literal("42", xsd_int.clone());
     let stored = oxrdf::Literal::new_typed_literal("01", xsd_int);
-    assert!(index.id_of(inline.as_ref().into()).unwrap().unwrap().is_inline_value());
-    assert_eq!(index.id_of(stored.as_ref().into()).unwrap().unwrap().tag(), tern_index::Tag::Vocab);
+    assert!(index
+        .id_of(inline.as_ref().into())
+        .unwrap()
+        .unwrap()
+        .is_inline_value());
+    assert_eq!(
+        index.id_of(stored.as_ref().into()).unwrap().unwrap().tag(),
+        tern_index::Tag::Vocab
+    );
 }
 
 #[test]

@@ -11,7 +11,9 @@ fn generate() -> String {
     let mut out = String::new();
     let mut state = 12345u64;
     let mut next = |m: u64| {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         (state >> 33) % m
     };
     for _ in 0..60_000 {
@@ -19,11 +21,20 @@ fn generate() -> String {
         let p = next(7) * next(3);
         let o = match next(3) {
             0 => format!("<http://e.org/r{}>", next(500)),
-            1 => format!("\"{}\"^^<http://www.w3.org/2001/XMLSchema#integer>", next(1000) as i64 - 500),
+            1 => format!(
+                "\"{}\"^^<http://www.w3.org/2001/XMLSchema#integer>",
+                next(1000) as i64 - 500
+            ),
             _ => format!("\"text {}\"", next(3000)),
         };
-        let g = if next(10) == 0 { " <http://e.org/g>" } else { "" };
-        out.push_str(&format!("<http://e.org/r{s}> <http://e.org/p{p}> {o}{g} .\n"));
+        let g = if next(10) == 0 {
+            " <http://e.org/g>"
+        } else {
+            ""
+        };
+        out.push_str(&format!(
+            "<http://e.org/r{s}> <http://e.org/p{p}> {o}{g} .\n"
+        ));
     }
     out
 }
@@ -58,14 +69,25 @@ fn scans_and_counts_match_a_brute_force_filter() {
     let path = tmp.path().join("data.nq");
     std::fs::write(&path, generate()).unwrap();
     let target = tmp.path().join("index");
-    build(&target, &[Input::file(&path, None, None).unwrap()], &LoadOptions::default()).unwrap();
+    build(
+        &target,
+        &[Input::file(&path, None, None).unwrap()],
+        &LoadOptions::default(),
+    )
+    .unwrap();
     let index = Index::open(&target).unwrap();
     let mut checked = 0;
     for perm in Permutation::ALL {
         let rows = all_rows(&index, perm);
         assert_eq!(rows.len() as u64, index.stats().triples);
-        assert!(rows.windows(2).all(|w| w[0] < w[1]), "{perm:?} sorted and distinct");
-        assert!(index.permutation(perm).block_count() > 1, "the test must span several blocks");
+        assert!(
+            rows.windows(2).all(|w| w[0] < w[1]),
+            "{perm:?} sorted and distinct"
+        );
+        assert!(
+            index.permutation(perm).block_count() > 1,
+            "the test must span several blocks"
+        );
         // Prefixes taken from rows spread over the permutation, of every length.
         for (n, sample) in rows.iter().step_by(rows.len() / 25).enumerate() {
             for len in 0..=3 {
@@ -73,9 +95,18 @@ fn scans_and_counts_match_a_brute_force_filter() {
                 let pivot = Id(sample[len.min(3)]);
                 let ranges = [
                     ScanRange::ALL,
-                    ScanRange { start: Bound::Included(pivot), end: Bound::Unbounded },
-                    ScanRange { start: Bound::Excluded(pivot), end: Bound::Included(Id(pivot.0.saturating_add(n as u64 * 1000))) },
-                    ScanRange { start: Bound::Unbounded, end: Bound::Excluded(pivot) },
+                    ScanRange {
+                        start: Bound::Included(pivot),
+                        end: Bound::Unbounded,
+                    },
+                    ScanRange {
+                        start: Bound::Excluded(pivot),
+                        end: Bound::Included(Id(pivot.0.saturating_add(n as u64 * 1000))),
+                    },
+                    ScanRange {
+                        start: Bound::Unbounded,
+                        end: Bound::Excluded(pivot),
+                    },
                 ];
                 for range in ranges {
                     let expected: Vec<[u64; 4]> = rows
@@ -92,13 +123,20 @@ fn scans_and_counts_match_a_brute_force_filter() {
                         .collect();
                     assert_eq!(got, expected, "{perm:?} prefix {prefix:?} range {range:?}");
                     let count = index.count(perm, &prefix, range).unwrap();
-                    assert_eq!(count as usize, expected.len(), "count {perm:?} {prefix:?} {range:?}");
+                    assert_eq!(
+                        count as usize,
+                        expected.len(),
+                        "count {perm:?} {prefix:?} {range:?}"
+                    );
                     checked += 1;
                 }
             }
         }
         // A prefix that matches nothing.
-        assert_eq!(index.count(perm, &[Id(u64::MAX)], ScanRange::ALL).unwrap(), 0);
+        assert_eq!(
+            index.count(perm, &[Id(u64::MAX)], ScanRange::ALL).unwrap(),
+            0
+        );
         assert_eq!(index.scan(perm, &[Id(u64::MAX)], ScanRange::ALL).count(), 0);
     }
     assert!(checked > 1000);
@@ -110,7 +148,12 @@ fn predicate_statistics_match_scans() {
     let path = tmp.path().join("data.nq");
     std::fs::write(&path, generate()).unwrap();
     let target = tmp.path().join("index");
-    build(&target, &[Input::file(&path, None, None).unwrap()], &LoadOptions::default()).unwrap();
+    build(
+        &target,
+        &[Input::file(&path, None, None).unwrap()],
+        &LoadOptions::default(),
+    )
+    .unwrap();
     let index = Index::open(&target).unwrap();
     let stats = index.stats();
     assert!(stats.predicates.len() > 5);
@@ -127,7 +170,12 @@ fn predicate_statistics_match_scans() {
         let objects: std::collections::BTreeSet<u64> = rows.iter().map(|r| r[2]).collect();
         assert_eq!(subjects.len() as u64, p.distinct_subjects);
         assert_eq!(objects.len() as u64, p.distinct_objects);
-        assert_eq!(index.count(Permutation::Pos, &[Id(p.predicate)], ScanRange::ALL).unwrap(), p.triples);
+        assert_eq!(
+            index
+                .count(Permutation::Pos, &[Id(p.predicate)], ScanRange::ALL)
+                .unwrap(),
+            p.triples
+        );
     }
 }
 
@@ -137,7 +185,12 @@ fn vocabulary_lookups_agree_in_both_directions() {
     let path = tmp.path().join("data.nq");
     std::fs::write(&path, generate()).unwrap();
     let target = tmp.path().join("index");
-    build(&target, &[Input::file(&path, None, None).unwrap()], &LoadOptions::default()).unwrap();
+    build(
+        &target,
+        &[Input::file(&path, None, None).unwrap()],
+        &LoadOptions::default(),
+    )
+    .unwrap();
     let index = Index::open(&target).unwrap();
     let vocab = index.vocabulary();
     let all: Vec<u64> = (0..vocab.len()).collect();
@@ -146,7 +199,10 @@ fn vocabulary_lookups_agree_in_both_directions() {
     for (i, key) in keys.iter().enumerate() {
         assert_eq!(vocab.find(key).unwrap(), Some(i as u64));
         let term = index.term_of(Id::vocab(i as u64)).unwrap().unwrap();
-        assert_eq!(index.id_of(term.as_ref()).unwrap(), Some(Id::vocab(i as u64)));
+        assert_eq!(
+            index.id_of(term.as_ref()).unwrap(),
+            Some(Id::vocab(i as u64))
+        );
     }
     let mut missing = keys[keys.len() / 2].clone();
     missing.push(b'!');
@@ -163,7 +219,10 @@ fn a_tiny_memory_budget_spills_and_builds_the_same_index() {
     let tight = tmp.path().join("tight");
     build(&roomy, &input, &LoadOptions::default()).unwrap();
     // 1 MiB: many runs, a multi-way vocabulary merge and external sorts.
-    let options = LoadOptions { memory: 1 << 20, ..LoadOptions::default() };
+    let options = LoadOptions {
+        memory: 1 << 20,
+        ..LoadOptions::default()
+    };
     build(&tight, &input, &options).unwrap();
     let (roomy, tight) = (Index::open(&roomy).unwrap(), Index::open(&tight).unwrap());
     assert_eq!(roomy.vocabulary().len(), tight.vocabulary().len());

@@ -37,7 +37,10 @@ pub struct LoadArgs {
 pub fn run(args: LoadArgs) -> Result<()> {
     let format = match &args.format {
         None => None,
-        Some(f) => Some(Format::from_name(f).with_context(|| format!("unknown format {f:?} (use nt, nq, ttl or trig)"))?),
+        Some(f) => Some(
+            Format::from_name(f)
+                .with_context(|| format!("unknown format {f:?} (use nt, nq, ttl or trig)"))?,
+        ),
     };
     let mut inputs = Vec::new();
     for file in &args.files {
@@ -66,13 +69,20 @@ pub fn run(args: LoadArgs) -> Result<()> {
     let report = builder::build(&args.index, &inputs, &options)?;
     let m = &report.meta;
     if m.statements_skipped > 0 {
-        eprintln!("Skipped {} bad statements; the first ones:", group(m.statements_skipped));
+        eprintln!(
+            "Skipped {} bad statements; the first ones:",
+            group(m.statements_skipped)
+        );
         for e in &report.first_errors {
             eprintln!("  {e}");
         }
     }
     let rate = m.statements_read as f64 / m.total_seconds.max(1e-9);
-    eprintln!("Loaded {} into {}", m.inputs.join(", "), args.index.display());
+    eprintln!(
+        "Loaded {} into {}",
+        m.inputs.join(", "),
+        args.index.display()
+    );
     eprintln!(
         "  triples: {} ({} statements read, {} skipped)",
         group(m.triples),
@@ -85,8 +95,17 @@ pub fn run(args: LoadArgs) -> Result<()> {
         group(m.vocabulary_terms),
         group(m.blank_nodes)
     );
-    let phases: Vec<String> = m.phases.iter().map(|(name, s)| format!("{name} {s:.2}s")).collect();
-    eprintln!("  time: {:.2}s ({}), {} triples/s", m.total_seconds, phases.join(", "), group(rate as u64));
+    let phases: Vec<String> = m
+        .phases
+        .iter()
+        .map(|(name, s)| format!("{name} {s:.2}s"))
+        .collect();
+    eprintln!(
+        "  time: {:.2}s ({}), {} triples/s",
+        m.total_seconds,
+        phases.join(", "),
+        group(rate as u64)
+    );
     eprintln!(
         "  index: {} (vocabulary {}, permutations {}), {:.1} bytes/triple",
         human(m.index_bytes),

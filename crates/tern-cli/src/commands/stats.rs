@@ -40,7 +40,10 @@ pub fn run(args: StatsArgs) -> Result<()> {
         let mut value = serde_json::to_value(meta)?;
         let object = value.as_object_mut().expect("metadata is an object");
         object.insert("distinct_subjects".into(), stats.distinct_subjects.into());
-        object.insert("distinct_predicates".into(), stats.distinct_predicates.into());
+        object.insert(
+            "distinct_predicates".into(),
+            stats.distinct_predicates.into(),
+        );
         object.insert("distinct_objects".into(), stats.distinct_objects.into());
         object.insert("named_graphs".into(), stats.named_graphs.into());
         object.insert("predicates".into(), predicates.into());
@@ -76,7 +79,11 @@ pub fn run(args: StatsArgs) -> Result<()> {
     )?;
     writeln!(out, "build time   {:.2}s", meta.total_seconds)?;
     writeln!(out)?;
-    writeln!(out, "{:>12} {:>12} {:>12}  predicate", "triples", "subjects", "objects")?;
+    writeln!(
+        out,
+        "{:>12} {:>12} {:>12}  predicate",
+        "triples", "subjects", "objects"
+    )?;
     let mut order: Vec<usize> = (0..stats.predicates.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(stats.predicates[i].triples));
     for i in order {

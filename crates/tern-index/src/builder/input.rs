@@ -64,9 +64,17 @@ pub struct Input {
 impl Input {
     /// Reads format and compression from the file name (`data.nt.zst`), unless a
     /// format is given.
-    pub fn file(path: impl Into<PathBuf>, format: Option<Format>, graph: Option<String>) -> Result<Input, LoadError> {
+    pub fn file(
+        path: impl Into<PathBuf>,
+        format: Option<Format>,
+        graph: Option<String>,
+    ) -> Result<Input, LoadError> {
         let path = path.into();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
         let (stem, compression) = if let Some(s) = name.strip_suffix(".gz") {
             (s, Compression::Gzip)
         } else if let Some(s) = name.strip_suffix(".zst") {
@@ -128,7 +136,13 @@ impl Input {
             Source::File(p) => Box::new(File::open(p).at(p)?),
             Source::Stdin => Box::new(std::io::stdin()),
         };
-        let counted = BufReader::with_capacity(1 << 20, Counting { inner: raw, consumed });
+        let counted = BufReader::with_capacity(
+            1 << 20,
+            Counting {
+                inner: raw,
+                consumed,
+            },
+        );
         Ok(match self.compression {
             Compression::None => Box::new(counted),
             Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(counted)),

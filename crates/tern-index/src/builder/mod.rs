@@ -79,7 +79,11 @@ pub struct LoadReport {
 }
 
 /// Builds an index at `target` from `inputs`.
-pub fn build(target: &Path, inputs: &[Input], options: &LoadOptions) -> Result<LoadReport, LoadError> {
+pub fn build(
+    target: &Path,
+    inputs: &[Input],
+    options: &LoadOptions,
+) -> Result<LoadReport, LoadError> {
     let started = Instant::now();
     let dir = BuildDir::prepare(target, options.force)?;
     let work = dir.work_dir();
@@ -104,11 +108,20 @@ pub fn build(target: &Path, inputs: &[Input], options: &LoadOptions) -> Result<L
         runs.start_file();
         let reader = input.open(consumed.clone())?;
         let mut report = |statements: u64| {
-            let fraction = total_size.map(|t| consumed.load(Ordering::Relaxed) as f64 / t.max(1) as f64);
+            let fraction =
+                total_size.map(|t| consumed.load(Ordering::Relaxed) as f64 / t.max(1) as f64);
             progress.statements(statements, fraction);
         };
         if input.format.is_line_based() {
-            load_lines(input, reader, graph, memory, &mut runs, &mut errors, &mut report)?;
+            load_lines(
+                input,
+                reader,
+                graph,
+                memory,
+                &mut runs,
+                &mut errors,
+                &mut report,
+            )?;
         } else {
             load_turtle(input, reader, graph, &mut runs, &mut errors, &mut report)?;
         }
@@ -130,7 +143,10 @@ pub fn build(target: &Path, inputs: &[Input], options: &LoadOptions) -> Result<L
                 || vocab_merge::write_sorted(keys, dir.path()),
                 || quad_sort::write_permutations(store, dir.path()),
             );
-            phases.push(("vocabulary and permutations".to_owned(), phase_start.elapsed().as_secs_f64()));
+            phases.push((
+                "vocabulary and permutations".to_owned(),
+                phase_start.elapsed().as_secs_f64(),
+            ));
             (vocabulary?, stats?)
         }
         spilled => {
@@ -141,15 +157,21 @@ pub fn build(target: &Path, inputs: &[Input], options: &LoadOptions) -> Result<L
             progress.phase("permutations");
             let phase_start = Instant::now();
             let stats = quad_sort::write_permutations(store, dir.path())?;
-            phases.push(("permutations".to_owned(), phase_start.elapsed().as_secs_f64()));
+            phases.push((
+                "permutations".to_owned(),
+                phase_start.elapsed().as_secs_f64(),
+            ));
             (vocabulary, stats)
         }
     };
     progress.end_line();
 
     let stats_path = dir.path().join(STATS_FILE);
-    std::fs::write(&stats_path, serde_json::to_vec_pretty(&stats).expect("statistics serialize"))
-        .at(&stats_path)?;
+    std::fs::write(
+        &stats_path,
+        serde_json::to_vec_pretty(&stats).expect("statistics serialize"),
+    )
+    .at(&stats_path)?;
     let (vocabulary_bytes, permutation_bytes) = file_sizes(dir.path())?;
     let index_bytes = vocabulary_bytes + permutation_bytes;
     let meta = IndexMeta {
@@ -174,7 +196,11 @@ pub fn build(target: &Path, inputs: &[Input], options: &LoadOptions) -> Result<L
         total_seconds: started.elapsed().as_secs_f64(),
     };
     let meta_path = dir.path().join(META_FILE);
-    std::fs::write(&meta_path, serde_json::to_vec_pretty(&meta).expect("metadata serializes")).at(&meta_path)?;
+    std::fs::write(
+        &meta_path,
+        serde_json::to_vec_pretty(&meta).expect("metadata serializes"),
+    )
+    .at(&meta_path)?;
     dir.commit()?;
     Ok(LoadReport {
         meta,
@@ -212,7 +238,11 @@ impl ErrorLog {
     }
 }
 
-fn merge_pieces(pieces: Vec<Piece>, runs: &mut RunBuilder, errors: &mut ErrorLog) -> Result<(), LoadError> {
+fn merge_pieces(
+    pieces: Vec<Piece>,
+    runs: &mut RunBuilder,
+    errors: &mut ErrorLog,
+) -> Result<(), LoadError> {
     for mut piece in pieces {
         let piece_errors = std::mem::take(&mut piece.errors);
         // A strict load stops at the first error, before anything after it.
@@ -279,7 +309,14 @@ fn load_lines(
                 }
             }
             let lines = memchr::memchr_iter(b'\n', &text).count() as u64;
-            if !text.is_empty() && sender.send(Ok(LineChunk { text, first_line: line })).is_err() {
+            if !text.is_empty()
+                && sender
+                    .send(Ok(LineChunk {
+                        text,
+                        first_line: line,
+                    }))
+                    .is_err()
+            {
                 return;
             }
             line += lines;
@@ -309,7 +346,14 @@ fn load_lines(
                 slices
                     .par_iter()
                     .map(|(slice, first_line)| {
-                        piece::parse_lines(slice, input.format, &file, *first_line, graph.as_ref(), stop_at_first_error)
+                        piece::parse_lines(
+                            slice,
+                            input.format,
+                            &file,
+                            *first_line,
+                            graph.as_ref(),
+                            stop_at_first_error,
+                        )
                     })
                     .collect::<Vec<Piece>>()
             },
@@ -340,7 +384,8 @@ fn split_lines(text: &[u8], parts: usize, first_line: u64) -> Vec<(&[u8], u64)> 
         let end = if start + target >= text.len() {
             text.len()
         } else {
-            memchr::memchr(b'\n', &text[start + target..]).map_or(text.len(), |i| start + target + i + 1)
+            memchr::memchr(b'\n', &text[start + target..])
+                .map_or(text.len(), |i| start + target + i + 1)
         };
         slices.push((&text[start..end], line));
         line += memchr::memchr_iter(b'\n', &text[start..end]).count() as u64;
@@ -366,24 +411,30 @@ fn load_turtle(
             .and_then(|p| p.to_str().map(|s| format!("file://{s}"))),
         Source::Stdin => None,
     };
-    let mut statements: Box<dyn Iterator<Item = Result<Quad, TurtleParseError>>> = match input.format {
+    let mut statements: Box<dyn Iterator<Item = Result<Quad, TurtleParseError>>> = match input
+        .format
+    {
         Format::TriG => {
             let mut parser = TriGParser::new();
             if let Some(b) = &base {
-                parser = parser.with_base_iri(b.as_str()).map_err(|e| LoadError::InvalidGraph {
-                    iri: b.clone(),
-                    message: e.to_string(),
-                })?;
+                parser = parser
+                    .with_base_iri(b.as_str())
+                    .map_err(|e| LoadError::InvalidGraph {
+                        iri: b.clone(),
+                        message: e.to_string(),
+                    })?;
             }
             Box::new(parser.for_reader(reader))
         }
         _ => {
             let mut parser = TurtleParser::new();
             if let Some(b) = &base {
-                parser = parser.with_base_iri(b.as_str()).map_err(|e| LoadError::InvalidGraph {
-                    iri: b.clone(),
-                    message: e.to_string(),
-                })?;
+                parser = parser
+                    .with_base_iri(b.as_str())
+                    .map_err(|e| LoadError::InvalidGraph {
+                        iri: b.clone(),
+                        message: e.to_string(),
+                    })?;
             }
             Box::new(
                 parser

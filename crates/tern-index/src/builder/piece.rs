@@ -65,10 +65,8 @@ impl PieceEncoder {
                     return Id::vocab(i.into()).0;
                 }
                 let next = self.keys.len() as u32;
-                let key: Box<[u8]> = self.buf.as_slice().into();
-                self.piece.key_bytes += key.len();
-                self.keys.insert(key.clone(), next);
-                self.piece.keys.push(key);
+                self.piece.key_bytes += self.buf.len();
+                self.keys.insert(self.buf.as_slice().into(), next);
                 Id::vocab(next.into()).0
             }
         }
@@ -93,7 +91,12 @@ impl PieceEncoder {
         self.piece.errors.push(error);
     }
 
-    pub fn finish(self) -> Piece {
+    pub fn finish(mut self) -> Piece {
+        let mut keys: Vec<Box<[u8]>> = vec![Box::default(); self.keys.len()];
+        for (key, i) in self.keys {
+            keys[i as usize] = key;
+        }
+        self.piece.keys = keys;
         self.piece
     }
 }
@@ -126,7 +129,15 @@ pub fn parse_lines(
         return encoder.finish();
     }
     let mut encoder = PieceEncoder::new(target_graph.cloned());
-    parse_lines_with(slice, format, true, &mut encoder, file, first_line, stop_at_first_error);
+    parse_lines_with(
+        slice,
+        format,
+        true,
+        &mut encoder,
+        file,
+        first_line,
+        stop_at_first_error,
+    );
     encoder.finish()
 }
 
@@ -165,7 +176,7 @@ fn parse_lines_with(
             } else {
                 NQuadsParser::new().lenient()
             };
-            parser.for_slice(slice).all(|r| handle(r))
+            parser.for_slice(slice).all(&mut handle)
         }
         _ => {
             let parser = if validate {

@@ -47,7 +47,12 @@ impl Progress {
         self.last_print = Instant::now();
         let secs = self.phase_start.elapsed().as_secs_f64();
         let rate = done as f64 / secs.max(1e-9);
-        let mut line = format!("{}: {} statements, {}/s", self.phase, group(done), group(rate as u64));
+        let mut line = format!(
+            "{}: {} statements, {}/s",
+            self.phase,
+            group(done),
+            group(rate as u64)
+        );
         if let Some(f) = fraction.filter(|f| *f > 0.01) {
             let eta = secs * (1.0 - f) / f;
             line.push_str(&format!(", {:.0}% read, ETA {:.0}s", f * 100.0, eta));
@@ -77,7 +82,7 @@ pub fn group(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

@@ -49,7 +49,9 @@ impl QuadStore {
     }
 
     fn spill(&mut self) -> Result<(), LoadError> {
-        let path = self.work_dir.join(format!("chunk-{}.quads", self.chunks.len()));
+        let path = self
+            .work_dir
+            .join(format!("chunk-{}.quads", self.chunks.len()));
         write_quads(&path, &self.current)?;
         self.current.clear();
         self.chunks.push(path);
@@ -99,10 +101,8 @@ impl StatsBuilder {
                     s.predicates[self.pos_cursor].distinct_objects += 1;
                 }
             }
-            Permutation::Osp => {
-                if shared == 0 && Id(row[0]).is_inline_value() {
-                    s.distinct_inline_values += 1;
-                }
+            Permutation::Osp if shared == 0 && Id(row[0]).is_inline_value() => {
+                s.distinct_inline_values += 1;
             }
             _ => {}
         }
@@ -205,7 +205,10 @@ struct MergedRuns {
 
 impl MergedRuns {
     fn new(paths: &[PathBuf]) -> Result<MergedRuns, LoadError> {
-        let mut readers = paths.iter().map(|p| QuadReader::open(p)).collect::<Result<Vec<_>, _>>()?;
+        let mut readers = paths
+            .iter()
+            .map(|p| QuadReader::open(p))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut heap = BinaryHeap::new();
         for (i, r) in readers.iter_mut().enumerate() {
             if let Some(row) = r.next_quad()? {

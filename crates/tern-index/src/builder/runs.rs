@@ -30,7 +30,10 @@ pub struct SpilledRun {
 pub enum Runs {
     /// Everything fit in one run: sorted keys and quads whose vocabulary IDs are
     /// final.
-    InMemory { keys: Vec<Box<[u8]>>, quads: Vec<[u64; 4]> },
+    InMemory {
+        keys: Vec<Box<[u8]>>,
+        quads: Vec<[u64; 4]>,
+    },
     Spilled(Vec<SpilledRun>),
 }
 
@@ -117,7 +120,8 @@ impl RunBuilder {
 
     /// Sorts the run's keys and renumbers its quads to their sorted positions.
     fn sorted(&mut self) -> (Vec<Box<[u8]>>, Vec<[u64; 4]>) {
-        let mut entries: Vec<(Box<[u8]>, u64)> = std::mem::take(&mut self.keys).into_iter().collect();
+        let mut entries: Vec<(Box<[u8]>, u64)> =
+            std::mem::take(&mut self.keys).into_iter().collect();
         entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut rank = vec![0u64; entries.len()];
         for (position, (_, local)) in entries.iter().enumerate() {

@@ -14,7 +14,10 @@ pub struct BuildDir {
 }
 
 fn sibling(target: &Path, tag: &str, pid: u32) -> PathBuf {
-    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     target.with_file_name(format!(".{name}.{tag}-{pid}"))
 }
 
@@ -22,13 +25,19 @@ impl BuildDir {
     /// Checks that `target` may be written and creates the build directory.
     pub fn prepare(target: &Path, force: bool) -> Result<BuildDir, LoadError> {
         if target.exists() {
-            let is_empty_dir = fs::read_dir(target).map(|mut d| d.next().is_none()).unwrap_or(false);
+            let is_empty_dir = fs::read_dir(target)
+                .map(|mut d| d.next().is_none())
+                .unwrap_or(false);
             if !is_empty_dir {
                 if !target.join(META_FILE).exists() {
-                    return Err(LoadError::NotAnIndex { path: target.to_owned() });
+                    return Err(LoadError::NotAnIndex {
+                        path: target.to_owned(),
+                    });
                 }
                 if !force {
-                    return Err(LoadError::AlreadyExists { path: target.to_owned() });
+                    return Err(LoadError::AlreadyExists {
+                        path: target.to_owned(),
+                    });
                 }
             }
         }
@@ -107,14 +116,21 @@ fn remove_stale_builds(target: &Path) {
     let Some(name) = target.file_name().map(|n| n.to_string_lossy().into_owned()) else {
         return;
     };
-    let parent = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let Ok(entries) = fs::read_dir(parent) else { return };
+    let parent = target
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let Ok(entries) = fs::read_dir(parent) else {
+        return;
+    };
     for entry in entries.flatten() {
         let file_name = entry.file_name().to_string_lossy().into_owned();
         let Some(rest) = file_name.strip_prefix(&format!(".{name}.building-")) else {
             continue;
         };
-        let alive = rest.parse::<u32>().is_ok_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
+        let alive = rest
+            .parse::<u32>()
+            .is_ok_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
         if !alive {
             let _ = fs::remove_dir_all(entry.path());
         }

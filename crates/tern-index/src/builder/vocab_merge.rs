@@ -6,8 +6,8 @@ use super::quad_sort::QuadStore;
 use super::runs::{QuadReader, Runs, SpilledRun};
 use crate::vocab::VocabWriter;
 use crate::{Id, Tag};
-use std::collections::BinaryHeap;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -102,7 +102,10 @@ fn merge_keys(runs: &[SpilledRun], writer: &mut VocabWriter) -> Result<Vec<PathB
     for run in runs {
         readers.push(KeyReader::open(run)?);
         let map_path = run.keys.with_extension("map");
-        maps.push(BufWriter::with_capacity(1 << 16, File::create(&map_path).at(&map_path)?));
+        maps.push(BufWriter::with_capacity(
+            1 << 16,
+            File::create(&map_path).at(&map_path)?,
+        ));
         map_paths.push(map_path);
     }
     let mut heap = BinaryHeap::new();

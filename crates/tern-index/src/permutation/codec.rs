@@ -104,7 +104,14 @@ mod tests {
     #[test]
     fn blocks_round_trip() {
         let mut rows: Vec<Row> = (0..5000u64)
-            .map(|i| [i / 100, (i * 7919) % 13, (i * 104_729) % 100_003 + (1 << 61), 0])
+            .map(|i| {
+                [
+                    i / 100,
+                    (i * 7919) % 13,
+                    (i * 104_729) % 100_003 + (1 << 61),
+                    0,
+                ]
+            })
             .collect();
         rows.sort_unstable();
         rows.dedup();

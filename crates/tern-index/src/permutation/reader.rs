@@ -31,7 +31,10 @@ impl PermutationReader {
                 reason: "truncated block directory".into(),
             });
         }
-        let blocks: Vec<BlockMeta> = meta.chunks_exact(META_RECORD).map(BlockMeta::from_bytes).collect();
+        let blocks: Vec<BlockMeta> = meta
+            .chunks_exact(META_RECORD)
+            .map(BlockMeta::from_bytes)
+            .collect();
         let path = dir.join(data_file(perm));
         let file = File::open(&path).at(&path)?;
         // SAFETY: index files are written once, renamed into place and never modified.
@@ -45,7 +48,12 @@ impl PermutationReader {
             }
         }
         Ok(PermutationReader {
-            inner: Arc::new(Inner { perm, blocks, data, path }),
+            inner: Arc::new(Inner {
+                perm,
+                blocks,
+                data,
+                path,
+            }),
         })
     }
 
@@ -179,7 +187,9 @@ impl Iterator for ScanIter {
             };
             let n = columns[0].len();
             let start = partition(n, |i| compare_row(&columns, i, &self.lo) == Ordering::Less);
-            let end = partition(n, |i| compare_row(&columns, i, &self.hi) != Ordering::Greater);
+            let end = partition(n, |i| {
+                compare_row(&columns, i, &self.hi) != Ordering::Greater
+            });
             if start >= end {
                 continue;
             }

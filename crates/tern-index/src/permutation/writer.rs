@@ -21,9 +21,13 @@ pub struct BlockMeta {
 pub const META_RECORD: usize = 96;
 
 impl BlockMeta {
-    pub fn to_bytes(&self) -> [u8; META_RECORD] {
+    pub fn to_bytes(self) -> [u8; META_RECORD] {
         let mut out = [0u8; META_RECORD];
-        let words = self.first.iter().chain(&self.last).chain([&self.rows, &self.offset]);
+        let words = self
+            .first
+            .iter()
+            .chain(&self.last)
+            .chain([&self.rows, &self.offset]);
         for (i, w) in words.enumerate() {
             out[i * 8..i * 8 + 8].copy_from_slice(&w.to_le_bytes());
         }
@@ -92,7 +96,10 @@ impl PermutationWriter {
         self.current.push(row);
         self.rows += 1;
         if self.current.len() == BLOCK_ROWS {
-            self.pending.push(std::mem::replace(&mut self.current, Vec::with_capacity(BLOCK_ROWS)));
+            self.pending.push(std::mem::replace(
+                &mut self.current,
+                Vec::with_capacity(BLOCK_ROWS),
+            ));
             if self.pending.len() == PARALLEL_BLOCKS {
                 self.write_pending()?;
             }
@@ -106,7 +113,11 @@ impl PermutationWriter {
     }
 
     fn write_pending(&mut self) -> Result<()> {
-        let encoded: Vec<[Vec<u8>; 4]> = self.pending.par_iter().map(|rows| codec::encode(rows)).collect();
+        let encoded: Vec<[Vec<u8>; 4]> = self
+            .pending
+            .par_iter()
+            .map(|rows| codec::encode(rows))
+            .collect();
         for (rows, columns) in self.pending.drain(..).zip(encoded) {
             let meta = BlockMeta {
                 first: rows[0],

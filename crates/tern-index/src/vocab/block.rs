@@ -44,7 +44,10 @@ pub fn dictionary<K: AsRef<[u8]>>(sorted_keys: &[K]) -> Vec<u8> {
     }
     let step = (sorted_keys.len() / DICTIONARY_SAMPLES).max(1);
     let mut dictionary = Vec::with_capacity(DICTIONARY_SAMPLES * SAMPLE_BYTES);
-    for start in (0..sorted_keys.len()).step_by(step).take(DICTIONARY_SAMPLES) {
+    for start in (0..sorted_keys.len())
+        .step_by(step)
+        .take(DICTIONARY_SAMPLES)
+    {
         let mut group = Vec::new();
         let mut bytes = 0;
         for key in &sorted_keys[start..(start + step).min(sorted_keys.len())] {
@@ -74,13 +77,15 @@ impl BlockEncoder {
     /// Encodes many blocks with one compression context, which digests the
     /// dictionary once. Each block's bytes: raw length (u32 LE), then the zstd frame.
     pub fn encode_all(&self, blocks: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
-        let mut compressor =
-            Compressor::with_dictionary(ZSTD_LEVEL, &self.dictionary).expect("zstd context for an in-memory buffer");
+        let mut compressor = Compressor::with_dictionary(ZSTD_LEVEL, &self.dictionary)
+            .expect("zstd context for an in-memory buffer");
         blocks
             .iter()
             .map(|keys| {
                 let raw = front_code(keys);
-                let frame = compressor.compress(&raw).expect("zstd compression of an in-memory buffer");
+                let frame = compressor
+                    .compress(&raw)
+                    .expect("zstd compression of an in-memory buffer");
                 [(raw.len() as u32).to_le_bytes().as_slice(), &frame].concat()
             })
             .collect()

@@ -11,8 +11,8 @@ mod block;
 mod reader;
 mod writer;
 
-pub use reader::Vocabulary;
 pub use block::dictionary;
+pub use reader::Vocabulary;
 pub use writer::VocabWriter;
 
 pub(crate) const BLOCKS_FILE: &str = "vocab.blocks";

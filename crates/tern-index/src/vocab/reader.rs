@@ -134,7 +134,9 @@ impl Vocabulary {
         }
         let block = self.block_of(index);
         let decoded = self.decoded(block)?;
-        Ok(decoded.key((index - self.record(block).0) as usize).to_vec())
+        Ok(decoded
+            .key((index - self.record(block).0) as usize)
+            .to_vec())
     }
 
     /// Keys of many entries at once: each block is decoded once, in order.
@@ -145,7 +147,8 @@ impl Vocabulary {
         let mut current: Option<(usize, u64, u64, Arc<DecodedBlock>)> = None;
         for i in order {
             let index = indexes[i];
-            let hit = matches!(&current, Some((_, first, end, _)) if (*first..*end).contains(&index));
+            let hit =
+                matches!(&current, Some((_, first, end, _)) if (*first..*end).contains(&index));
             if !hit {
                 if index >= self.entries {
                     return self.key(index).map(|_| Vec::new());

@@ -65,16 +65,14 @@ impl VocabWriter {
         debug_assert!(self.current.last().is_none_or(|last| *last < key));
         self.current_bytes += key.len();
         self.current.push(key);
-        if self.current_bytes >= block::TARGET_RAW_BYTES || self.current.len() >= block::MAX_ENTRIES {
+        if self.current_bytes >= block::TARGET_RAW_BYTES || self.current.len() >= block::MAX_ENTRIES
+        {
             self.seal_block()?;
         }
         self.entries += 1;
         Ok(self.entries - 1)
     }
 
-    pub fn len(&self) -> u64 {
-        self.entries
-    }
 
     fn seal_block(&mut self) -> Result<()> {
         if !self.current.is_empty() {
@@ -88,7 +86,11 @@ impl VocabWriter {
     }
 
     fn write_pending(&mut self) -> Result<()> {
-        let per_thread = self.pending.len().div_ceil(rayon::current_num_threads()).max(1);
+        let per_thread = self
+            .pending
+            .len()
+            .div_ceil(rayon::current_num_threads())
+            .max(1);
         let compressed: Vec<Vec<u8>> = self
             .pending
             .par_chunks(per_thread)
@@ -96,11 +98,19 @@ impl VocabWriter {
             .collect();
         for (keys, bytes) in self.pending.drain(..).zip(compressed) {
             self.index
-                .write_all(&record(self.written_entries, self.blocks_offset, self.firsts_offset))
+                .write_all(&record(
+                    self.written_entries,
+                    self.blocks_offset,
+                    self.firsts_offset,
+                ))
                 .at(self.dir.join(INDEX_FILE))?;
-            self.blocks.write_all(&bytes).at(self.dir.join(BLOCKS_FILE))?;
+            self.blocks
+                .write_all(&bytes)
+                .at(self.dir.join(BLOCKS_FILE))?;
             let separator = separator(&self.previous_last, &keys[0]);
-            self.firsts.write_all(separator).at(self.dir.join(FIRSTS_FILE))?;
+            self.firsts
+                .write_all(separator)
+                .at(self.dir.join(FIRSTS_FILE))?;
             self.blocks_offset += bytes.len() as u64;
             self.firsts_offset += separator.len() as u64;
             self.previous_last = keys.last().cloned().unwrap_or_default();
@@ -116,7 +126,11 @@ impl VocabWriter {
         self.write_pending()?;
         let index_path = self.dir.join(INDEX_FILE);
         self.index
-            .write_all(&record(self.entries, self.blocks_offset, self.firsts_offset))
+            .write_all(&record(
+                self.entries,
+                self.blocks_offset,
+                self.firsts_offset,
+            ))
             .at(&index_path)?;
         for (file, name) in [
             (&mut self.blocks, BLOCKS_FILE),
@@ -125,9 +139,15 @@ impl VocabWriter {
         ] {
             file.flush().at(self.dir.join(name))?;
         }
-        let mut index = self.index.into_inner().map_err(|e| e.into_error()).at(&index_path)?;
+        let mut index = self
+            .index
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .at(&index_path)?;
         use std::io::{Seek, SeekFrom};
-        index.seek(SeekFrom::Start(MAGIC.len() as u64)).at(&index_path)?;
+        index
+            .seek(SeekFrom::Start(MAGIC.len() as u64))
+            .at(&index_path)?;
         index
             .write_all(&[self.entries.to_le_bytes(), self.block_count.to_le_bytes()].concat())
             .at(&index_path)?;
@@ -141,7 +161,11 @@ fn separator<'a>(previous_last: &[u8], first: &'a [u8]) -> &'a [u8] {
     if previous_last.is_empty() {
         return &first[..0];
     }
-    let shared = previous_last.iter().zip(first).take_while(|(a, b)| a == b).count();
+    let shared = previous_last
+        .iter()
+        .zip(first)
+        .take_while(|(a, b)| a == b)
+        .count();
     &first[..(shared + 1).min(first.len())]
 }
 
