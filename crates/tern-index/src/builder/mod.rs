@@ -273,11 +273,17 @@ fn load_lines(
     let chunk_size = (memory / 16).clamp(1 << 20, 32 << 20);
     let path = input.path_for_errors();
     let (sender, receiver) = std::sync::mpsc::sync_channel::<Result<LineChunk, LoadError>>(1);
+    // Parsed chunks come back for reuse: fresh buffers of this size would cost a
+    // page fault per 4 KiB every time.
+    let (recycle, recycled) = std::sync::mpsc::channel::<Vec<u8>>();
     let reader_thread = std::thread::spawn(move || {
         let mut carry: Vec<u8> = Vec::new();
         let mut line = 0u64;
         loop {
-            let mut text = std::mem::take(&mut carry);
+            let mut text = recycled.try_recv().unwrap_or_default();
+            text.clear();
+            text.extend_from_slice(&carry);
+            carry.clear();
             text.reserve(chunk_size);
             let mut eof = false;
             while text.len() < chunk_size {
@@ -301,7 +307,10 @@ fn load_lines(
                 // Keep the partial last line for the next chunk; a line longer
                 // than a chunk just makes this chunk bigger.
                 match memchr::memrchr(b'\n', &text) {
-                    Some(end) => carry = text.split_off(end + 1),
+                    Some(end) => {
+                        carry.extend_from_slice(&text[end + 1..]);
+                        text.truncate(end + 1);
+                    }
                     None => {
                         carry = text;
                         continue;
@@ -363,6 +372,7 @@ fn load_lines(
             break;
         }
         pending = parsed;
+        let _ = recycle.send(chunk.text);
         report(runs.statements);
     }
     if result.is_ok() {
