@@ -125,69 +125,70 @@ pub fn parse_lines(
     stop_at_first_error: bool,
 ) -> Piece {
     let mut encoder = PieceEncoder::new(target_graph.cloned());
-    if parse_lines_with(slice, format, false, &mut encoder, file, first_line, true) {
+    if parse_lines_fast(slice, format, &mut encoder) {
         return encoder.finish();
     }
+    // Validate line by line: N-Triples and N-Quads have one statement per line,
+    // so a bad line is reported on its own line and skipped whole, without the
+    // parser's error recovery running into the next line.
     let mut encoder = PieceEncoder::new(target_graph.cloned());
-    parse_lines_with(
-        slice,
-        format,
-        true,
-        &mut encoder,
-        file,
-        first_line,
-        stop_at_first_error,
-    );
-    encoder.finish()
-}
-
-/// Returns false when the fast, unvalidated pass hit something suspicious.
-fn parse_lines_with(
-    slice: &[u8],
-    format: Format,
-    validate: bool,
-    encoder: &mut PieceEncoder,
-    file: &str,
-    first_line: u64,
-    stop_at_first_error: bool,
-) -> bool {
-    let mut handle = |result: Result<Quad, TurtleSyntaxError>| -> bool {
-        match result {
+    let mut line_number = first_line;
+    let mut statements = Vec::new();
+    for line in slice.split(|&b| b == b'\n') {
+        // Without its line end, an unfinished statement is reported on its own line.
+        statements.clear();
+        let mut error = None;
+        let mut collect = |r: Result<Quad, TurtleSyntaxError>| match r {
             Ok(quad) => {
-                if !validate && !quad_iris_look_valid(&quad) {
-                    return false;
-                }
-                encoder.push(quad.as_ref());
+                statements.push(quad);
                 true
             }
             Err(e) => {
-                if !validate {
-                    return false;
-                }
-                encoder.push_error(syntax_error(file, first_line, &e));
-                !stop_at_first_error
+                error = Some(syntax_error(file, line_number, &e));
+                false
             }
+        };
+        match format {
+            Format::NQuads => NQuadsParser::new().for_slice(line).all(&mut collect),
+            _ => NTriplesParser::new()
+                .for_slice(line)
+                .all(|r| collect(r.map(|t| t.in_graph(GraphNameRef::DefaultGraph)))),
+        };
+        line_number += 1;
+        match error {
+            Some(e) => {
+                encoder.push_error(e);
+                if stop_at_first_error {
+                    break;
+                }
+            }
+            None => statements.iter().for_each(|q| encoder.push(q.as_ref())),
+        }
+    }
+    encoder.finish()
+}
+
+/// The fast pass: oxttl without full IRI validation. Returns false as soon as
+/// anything looks wrong, leaving the piece to the validating pass.
+fn parse_lines_fast(slice: &[u8], format: Format, encoder: &mut PieceEncoder) -> bool {
+    let mut handle = |result: Result<Quad, TurtleSyntaxError>| -> bool {
+        match result {
+            Ok(quad) if quad_iris_look_valid(&quad) => {
+                encoder.push(quad.as_ref());
+                true
+            }
+            _ => false,
         }
     };
     match format {
-        Format::NQuads => {
-            let parser = if validate {
-                NQuadsParser::new()
-            } else {
-                NQuadsParser::new().lenient()
-            };
-            parser.for_slice(slice).all(&mut handle)
-        }
-        _ => {
-            let parser = if validate {
-                NTriplesParser::new()
-            } else {
-                NTriplesParser::new().lenient()
-            };
-            parser
-                .for_slice(slice)
-                .all(|r| handle(r.map(|t| t.in_graph(GraphNameRef::DefaultGraph))))
-        }
+        Format::NQuads => NQuadsParser::new()
+            .lenient()
+            .for_slice(slice)
+            .all(&mut handle),
+        _ => NTriplesParser::new()
+            .lenient()
+            .for_slice(slice)
+            .all(|r| handle(r.map(|t| t.in_graph(GraphNameRef::DefaultGraph)))),
     }
 }
 
@@ -252,6 +253,15 @@ mod tests {
         assert!(!iri_looks_valid("relative/path"));
         assert!(!iri_looks_valid("http://a b"));
         assert!(!iri_looks_valid(":nothing"));
+    }
+
+    #[test]
+    fn a_bad_line_is_skipped_whole_and_reported_on_its_own_line() {
+        let text = b"<http://s> <http://p> <http://o1> .\n<http://s> <http://p> \"x\"\n<http://s> <http://p> \"open .\n<http://s> <http://p> <http://o4> .\n";
+        let piece = parse_lines(text, Format::NTriples, "f.nt", 0, None, false);
+        let lines: Vec<u64> = piece.errors.iter().map(|e| e.line).collect();
+        assert_eq!(lines, [2, 3], "{:?}", piece.errors);
+        assert_eq!(piece.quads.len(), 2);
     }
 
     #[test]

@@ -138,8 +138,10 @@ pub fn write_permutations(mut store: QuadStore, index_dir: &Path) -> Result<Stat
         if !store.current.is_empty() {
             store.spill()?;
         }
+        // The store's buffer is reused for sorting each chunk.
+        let mut buffer = std::mem::take(&mut store.current);
         for perm in Permutation::ALL {
-            let runs = sorted_runs(&store, perm)?;
+            let runs = sorted_runs(&store, perm, &mut buffer)?;
             let merged = MergedRuns::new(&runs)?;
             write_sorted(perm, merged, index_dir, &mut stats)?;
             for path in &runs {
@@ -179,9 +181,12 @@ fn write_sorted(
 }
 
 /// Sorts each chunk in `perm` order into a run file.
-fn sorted_runs(store: &QuadStore, perm: Permutation) -> Result<Vec<PathBuf>, LoadError> {
+fn sorted_runs(
+    store: &QuadStore,
+    perm: Permutation,
+    rows: &mut Vec<Row>,
+) -> Result<Vec<PathBuf>, LoadError> {
     let mut runs = Vec::with_capacity(store.chunks.len());
-    let mut rows = Vec::with_capacity(store.chunk_rows);
     for (i, chunk) in store.chunks.iter().enumerate() {
         rows.clear();
         let mut reader = QuadReader::open(chunk)?;
@@ -191,7 +196,7 @@ fn sorted_runs(store: &QuadStore, perm: Permutation) -> Result<Vec<PathBuf>, Loa
         rows.par_sort_unstable();
         rows.dedup();
         let path = store.work_dir.join(format!("{}-{i}.run", perm.name()));
-        write_quads(&path, &rows)?;
+        write_quads(&path, rows)?;
         runs.push(path);
     }
     Ok(runs)

@@ -47,6 +47,18 @@ pub fn merge(runs: Runs, index_dir: &Path, store: &mut QuadStore) -> Result<u64,
     }
 }
 
+/// Reads a run's key → final ID map without holding its bytes twice.
+fn read_map(path: &Path, entries: u64) -> Result<Vec<u64>, LoadError> {
+    let mut reader = BufReader::with_capacity(1 << 16, File::open(path).at(path)?);
+    let mut map = Vec::with_capacity(entries as usize);
+    let mut word = [0u8; 8];
+    for _ in 0..entries {
+        reader.read_exact(&mut word).at(path)?;
+        map.push(u64::from_le_bytes(word));
+    }
+    Ok(map)
+}
+
 fn read_keys(run: &SpilledRun) -> Result<Vec<Vec<u8>>, LoadError> {
     let mut reader = KeyReader::open(run)?;
     let mut keys = Vec::with_capacity(run.key_count as usize);
@@ -136,12 +148,7 @@ fn merge_keys(runs: &[SpilledRun], writer: &mut VocabWriter) -> Result<Vec<PathB
 }
 
 fn remap_run(run: &SpilledRun, map_path: &Path, store: &mut QuadStore) -> Result<(), LoadError> {
-    let bytes = std::fs::read(map_path).at(map_path)?;
-    let map: Vec<u64> = bytes
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect();
-    drop(bytes);
+    let map = read_map(map_path, run.key_count)?;
     let mut reader = QuadReader::open(&run.quads)?;
     while let Some(quad) = reader.next_quad()? {
         store.push(quad.map(|v| match Id(v).tag() {

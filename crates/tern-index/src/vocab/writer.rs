@@ -73,7 +73,6 @@ impl VocabWriter {
         Ok(self.entries - 1)
     }
 
-
     fn seal_block(&mut self) -> Result<()> {
         if !self.current.is_empty() {
             self.pending.push(std::mem::take(&mut self.current));
