@@ -132,9 +132,8 @@ pub fn parse_lines(
     // so a bad line is reported on its own line and skipped whole, without the
     // parser's error recovery running into the next line.
     let mut encoder = PieceEncoder::new(target_graph.cloned());
-    let mut line_number = first_line;
     let mut statements = Vec::new();
-    for line in slice.split(|&b| b == b'\n') {
+    for (line_number, line) in (first_line..).zip(slice.split(|&b| b == b'\n')) {
         // Without its line end, an unfinished statement is reported on its own line.
         statements.clear();
         let mut error = None;
@@ -154,7 +153,6 @@ pub fn parse_lines(
                 .for_slice(line)
                 .all(|r| collect(r.map(|t| t.in_graph(GraphNameRef::DefaultGraph)))),
         };
-        line_number += 1;
         match error {
             Some(e) => {
                 encoder.push_error(e);
