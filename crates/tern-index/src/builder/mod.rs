@@ -14,6 +14,7 @@
 
 mod error;
 mod input;
+mod line_parser;
 mod piece;
 mod progress;
 mod quad_sort;

@@ -7,6 +7,7 @@
 
 use super::error::SyntaxError;
 use super::input::Format;
+use super::line_parser::{self, Line};
 use crate::term_key::{self, Classified};
 use crate::{Id, Tag};
 use oxrdf::{GraphNameRef, Quad, QuadRef, TermRef};
@@ -113,9 +114,9 @@ pub fn syntax_error(file: &str, first_line: u64, error: &TurtleSyntaxError) -> S
 }
 
 /// Parses a slice of whole N-Triples/N-Quads lines starting at 0-based line
-/// `first_line`. The fast path skips oxttl's full IRI validation and checks IRIs
-/// with a quick test instead; a piece with any problem is parsed again with full
-/// validation, which finds every error with its exact position.
+/// `first_line`. Plain lines go through the fast [`line_parser`]; any other line
+/// is parsed on its own by oxttl with full validation, so a bad line is reported
+/// on its own line with its exact column and is skipped whole.
 pub fn parse_lines(
     slice: &[u8],
     format: Format,
@@ -125,91 +126,63 @@ pub fn parse_lines(
     stop_at_first_error: bool,
 ) -> Piece {
     let mut encoder = PieceEncoder::new(target_graph.cloned());
-    if parse_lines_fast(slice, format, &mut encoder) {
-        return encoder.finish();
-    }
-    // Validate line by line: N-Triples and N-Quads have one statement per line,
-    // so a bad line is reported on its own line and skipped whole, without the
-    // parser's error recovery running into the next line.
-    let mut encoder = PieceEncoder::new(target_graph.cloned());
+    let quads = format == Format::NQuads;
     let mut statements = Vec::new();
     for (line_number, line) in (first_line..).zip(slice.split(|&b| b == b'\n')) {
-        // Without its line end, an unfinished statement is reported on its own line.
-        statements.clear();
-        let mut error = None;
-        let mut collect = |r: Result<Quad, TurtleSyntaxError>| match r {
-            Ok(quad) => {
-                statements.push(quad);
-                true
-            }
-            Err(e) => {
-                error = Some(syntax_error(file, line_number, &e));
-                false
-            }
-        };
-        match format {
-            Format::NQuads => NQuadsParser::new().for_slice(line).all(&mut collect),
-            _ => NTriplesParser::new()
-                .for_slice(line)
-                .all(|r| collect(r.map(|t| t.in_graph(GraphNameRef::DefaultGraph)))),
-        };
-        match error {
-            Some(e) => {
-                encoder.push_error(e);
-                if stop_at_first_error {
-                    break;
+        let fast =
+            std::str::from_utf8(line).map_or(Line::Unsure, |l| line_parser::parse_line(l, quads));
+        match fast {
+            Line::Empty => {}
+            Line::Statement(quad) => encoder.push(quad),
+            Line::Unsure => {
+                if let Some(error) =
+                    parse_line_validated(line, format, file, line_number, &mut statements)
+                {
+                    encoder.push_error(error);
+                    if stop_at_first_error {
+                        break;
+                    }
+                } else {
+                    statements.iter().for_each(|q| encoder.push(q.as_ref()));
                 }
             }
-            None => statements.iter().for_each(|q| encoder.push(q.as_ref())),
         }
     }
     encoder.finish()
 }
 
-/// The fast pass: oxttl without full IRI validation. Returns false as soon as
-/// anything looks wrong, leaving the piece to the validating pass.
-fn parse_lines_fast(slice: &[u8], format: Format, encoder: &mut PieceEncoder) -> bool {
-    let mut handle = |result: Result<Quad, TurtleSyntaxError>| -> bool {
-        match result {
-            Ok(quad) if quad_iris_look_valid(&quad) => {
-                encoder.push(quad.as_ref());
-                true
-            }
-            _ => false,
+/// Parses one line with oxttl into `statements`; returns its first error.
+fn parse_line_validated(
+    line: &[u8],
+    format: Format,
+    file: &str,
+    line_number: u64,
+    statements: &mut Vec<Quad>,
+) -> Option<SyntaxError> {
+    statements.clear();
+    let mut error = None;
+    let mut collect = |r: Result<Quad, TurtleSyntaxError>| match r {
+        Ok(quad) => {
+            statements.push(quad);
+            true
+        }
+        Err(e) => {
+            error = Some(syntax_error(file, line_number, &e));
+            false
         }
     };
     match format {
-        Format::NQuads => NQuadsParser::new()
-            .lenient()
-            .for_slice(slice)
-            .all(&mut handle),
+        Format::NQuads => NQuadsParser::new().for_slice(line).all(&mut collect),
         _ => NTriplesParser::new()
-            .lenient()
-            .for_slice(slice)
-            .all(|r| handle(r.map(|t| t.in_graph(GraphNameRef::DefaultGraph)))),
-    }
-}
-
-fn quad_iris_look_valid(quad: &Quad) -> bool {
-    let subject_ok = match &quad.subject {
-        oxrdf::NamedOrBlankNode::NamedNode(n) => iri_looks_valid(n.as_str()),
-        _ => true,
+            .for_slice(line)
+            .all(|r| collect(r.map(|t| t.in_graph(GraphNameRef::DefaultGraph)))),
     };
-    let object_ok = match &quad.object {
-        oxrdf::Term::NamedNode(n) => iri_looks_valid(n.as_str()),
-        oxrdf::Term::Literal(l) => l.language().is_some() || iri_looks_valid(l.datatype().as_str()),
-        _ => true,
-    };
-    let graph_ok = match &quad.graph_name {
-        oxrdf::GraphName::NamedNode(n) => iri_looks_valid(n.as_str()),
-        _ => true,
-    };
-    subject_ok && object_ok && graph_ok && iri_looks_valid(quad.predicate.as_str())
+    error
 }
 
 /// A quick test for absolute IRIs: a scheme, then no characters that IRIs forbid.
 /// Anything it rejects is checked again by the full validator.
-fn iri_looks_valid(iri: &str) -> bool {
+pub(super) fn iri_looks_valid(iri: &str) -> bool {
     let bytes = iri.as_bytes();
     let Some(colon) = memchr::memchr(b':', bytes) else {
         return false;
