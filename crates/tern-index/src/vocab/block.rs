@@ -35,30 +35,35 @@ pub fn front_code(keys: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// Builds the shared dictionary from sorted keys: front-coded runs of keys taken
-/// at evenly spaced places, so it holds what blocks look like everywhere.
+/// at evenly spaced places *by bytes*, so it holds what the bulk of the blocks
+/// look like (long literals, not the short IRIs that dominate by count).
 /// Small vocabularies get no dictionary: it would cost more than it saves.
 pub fn dictionary<K: AsRef<[u8]>>(sorted_keys: &[K]) -> Vec<u8> {
     let total: usize = sorted_keys.iter().map(|k| k.as_ref().len()).sum();
     if total < 8 * DICTIONARY_SAMPLES * SAMPLE_BYTES {
         return Vec::new();
     }
-    let step = (sorted_keys.len() / DICTIONARY_SAMPLES).max(1);
+    let spacing = total / DICTIONARY_SAMPLES;
     let mut dictionary = Vec::with_capacity(DICTIONARY_SAMPLES * SAMPLE_BYTES);
-    for start in (0..sorted_keys.len())
-        .step_by(step)
-        .take(DICTIONARY_SAMPLES)
-    {
-        let mut group = Vec::new();
-        let mut bytes = 0;
-        for key in &sorted_keys[start..(start + step).min(sorted_keys.len())] {
-            if bytes >= SAMPLE_BYTES {
-                break;
+    // Byte position in the vocabulary where the next sample starts.
+    let mut next_sample = 0;
+    let mut seen = 0;
+    let mut group: Vec<Vec<u8>> = Vec::new();
+    let mut group_bytes = 0;
+    for key in sorted_keys {
+        let key = key.as_ref();
+        if !group.is_empty() || seen >= next_sample {
+            group.push(key.to_vec());
+            group_bytes += key.len();
+            if group_bytes >= SAMPLE_BYTES {
+                let raw = front_code(&group);
+                dictionary.extend_from_slice(&raw[..raw.len().min(SAMPLE_BYTES)]);
+                group.clear();
+                group_bytes = 0;
+                next_sample += spacing;
             }
-            bytes += key.as_ref().len();
-            group.push(key.as_ref().to_vec());
         }
-        let raw = front_code(&group);
-        dictionary.extend_from_slice(&raw[..raw.len().min(SAMPLE_BYTES)]);
+        seen += key.len();
     }
     dictionary
 }
