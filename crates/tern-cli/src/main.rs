@@ -23,6 +23,8 @@ enum Command {
     Load(commands::load::LoadArgs),
     /// Show an index's summary and per-predicate statistics.
     Stats(commands::stats::StatsArgs),
+    /// Run a SPARQL query against an index and print the results.
+    Query(commands::query::QueryArgs),
 }
 
 fn main() -> ExitCode {
@@ -30,6 +32,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Load(args) => commands::load::run(args),
         Command::Stats(args) => commands::stats::run(args),
+        Command::Query(args) => commands::query::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

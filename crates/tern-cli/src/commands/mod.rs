@@ -1,2 +1,3 @@
 pub mod load;
+pub mod query;
 pub mod stats;

@@ -1,0 +1,153 @@
+//! Per-query state shared by all operators: the index, the terms the query
+//! made up (local vocabulary), the dataset, and the limits that stop a query.
+
+use crate::EngineError;
+use oxrdf::Term;
+use rustc_hash::FxHashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tern_index::{Id, Index, Tag};
+
+/// Terms made during a query (BIND, CONCAT, VALUES with unknown terms…).
+#[derive(Default)]
+struct LocalVocab {
+    terms: Vec<Term>,
+    ids: FxHashMap<Term, Id>,
+}
+
+/// Which graphs the default graph and the named graphs of a query are.
+#[derive(Debug, Clone)]
+pub enum GraphSet {
+    /// The index's default graph only.
+    IndexDefault,
+    /// Every graph, default and named, merged (duplicates removed).
+    All,
+    /// Every named graph of the index.
+    AllNamed,
+    /// These graphs (FROM / FROM NAMED), merged where they are a default graph.
+    Only(Vec<Id>),
+}
+
+pub struct QueryContext {
+    pub index: Arc<Index>,
+    local: Mutex<LocalVocab>,
+    pub default_graph: GraphSet,
+    pub named_graphs: GraphSet,
+    started: Instant,
+    timeout: Option<Duration>,
+    pub memory_budget: Option<u64>,
+    pub base_iri: Option<oxiri::Iri<String>>,
+    pub now: oxsdatatypes::DateTime,
+}
+
+impl QueryContext {
+    pub fn new(
+        index: Arc<Index>,
+        default_graph: GraphSet,
+        named_graphs: GraphSet,
+        timeout: Option<Duration>,
+        memory_budget: Option<u64>,
+        base_iri: Option<oxiri::Iri<String>>,
+    ) -> QueryContext {
+        QueryContext {
+            index,
+            local: Mutex::default(),
+            default_graph,
+            named_graphs,
+            started: Instant::now(),
+            timeout,
+            memory_budget,
+            base_iri,
+            now: oxsdatatypes::DateTime::now(),
+        }
+    }
+
+    /// Called by operators once per batch: stops the query when it ran out of
+    /// time.
+    pub fn check(&self) -> Result<(), EngineError> {
+        if let Some(limit) = self.timeout {
+            if self.started.elapsed() > limit {
+                return Err(EngineError::Timeout(limit.as_secs_f64()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails cleanly when materialized state of `bytes` exceeds the budget.
+    pub fn check_memory(&self, bytes: u64) -> Result<(), EngineError> {
+        match self.memory_budget {
+            Some(budget) if bytes > budget => Err(EngineError::MemoryBudget { budget }),
+            _ => Ok(()),
+        }
+    }
+
+    /// The ID of a term if the index or this query knows it.
+    pub fn lookup(&self, term: &Term) -> Result<Option<Id>, EngineError> {
+        if let Some(id) = self.index.id_of(term.as_ref())? {
+            return Ok(Some(id));
+        }
+        Ok(self.local.lock().unwrap().ids.get(term).copied())
+    }
+
+    /// The ID of a term, adding it to the local vocabulary if it is new. The same
+    /// term always gets the same ID, so joins and DISTINCT can compare IDs.
+    pub fn intern(&self, term: &Term) -> Result<Id, EngineError> {
+        if let Some(id) = self.index.id_of(term.as_ref())? {
+            return Ok(id);
+        }
+        let mut local = self.local.lock().unwrap();
+        if let Some(&id) = local.ids.get(term) {
+            return Ok(id);
+        }
+        let id = Id::new(Tag::LocalVocab, local.terms.len() as u64);
+        local.terms.push(term.clone());
+        local.ids.insert(term.clone(), id);
+        Ok(id)
+    }
+
+    pub fn term(&self, id: Id) -> Result<Option<Term>, EngineError> {
+        Ok(self.terms(&[id])?.pop().flatten())
+    }
+
+    /// Terms of many IDs at once (vocabulary blocks are decoded once).
+    pub fn terms(&self, ids: &[Id]) -> Result<Vec<Option<Term>>, EngineError> {
+        let mut out = self.index.terms_of(ids)?;
+        if ids.iter().any(|id| id.tag() == Tag::LocalVocab) {
+            let local = self.local.lock().unwrap();
+            for (slot, id) in out.iter_mut().zip(ids) {
+                if id.tag() == Tag::LocalVocab {
+                    *slot = local.terms.get(id.payload() as usize).cloned();
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl QueryContext {
+    /// The named graphs a `GRAPH ?g` may range over.
+    pub fn named_graph_ids(&self) -> Result<Vec<Id>, EngineError> {
+        if let GraphSet::Only(list) = &self.named_graphs {
+            return Ok(list.clone());
+        }
+        // Graph IDs are the last column everywhere: collect them from one scan.
+        let mut graphs = rustc_hash::FxHashSet::default();
+        for batch in self.index.scan(
+            tern_index::Permutation::Spo,
+            &[],
+            tern_index::ScanRange::ALL,
+        ) {
+            self.check()?;
+            let batch = batch?;
+            graphs.extend(
+                batch.columns[3]
+                    .iter()
+                    .copied()
+                    .filter(|g| *g != Id::DEFAULT_GRAPH),
+            );
+        }
+        let mut graphs: Vec<Id> = graphs.into_iter().collect();
+        graphs.sort_unstable();
+        Ok(graphs)
+    }
+}

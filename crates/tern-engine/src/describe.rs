@@ -1,0 +1,59 @@
+//! DESCRIBE: the concise bounded description of every resource the query
+//! returns: its triples as subject, following blank node objects.
+
+use crate::context::QueryContext;
+use crate::engine::Rows;
+use crate::EngineError;
+use oxrdf::{NamedOrBlankNode, Term, Triple};
+use rustc_hash::FxHashSet;
+use std::sync::Arc;
+use tern_index::{Id, Permutation, ScanRange, Tag};
+
+pub(crate) fn describe(ctx: &Arc<QueryContext>, rows: Rows) -> Result<Vec<Triple>, EngineError> {
+    let mut todo: Vec<Id> = Vec::new();
+    for row in rows {
+        for term in row?.into_iter().flatten() {
+            if matches!(term, Term::NamedNode(_) | Term::BlankNode(_)) {
+                if let Some(id) = ctx.lookup(&term)? {
+                    todo.push(id);
+                }
+            }
+        }
+    }
+    let mut done: FxHashSet<Id> = FxHashSet::default();
+    let mut triples = Vec::new();
+    let mut seen = FxHashSet::default();
+    while let Some(resource) = todo.pop() {
+        if !done.insert(resource) {
+            continue;
+        }
+        for batch in ctx
+            .index
+            .scan(Permutation::Spo, &[resource], ScanRange::ALL)
+        {
+            ctx.check()?;
+            let batch = batch?;
+            let terms =
+                ctx.terms(&[batch.columns[1].clone(), batch.columns[2].clone()].concat())?;
+            let (predicates, objects) = terms.split_at(batch.len());
+            let subject = match ctx.term(resource)? {
+                Some(Term::NamedNode(n)) => NamedOrBlankNode::from(n),
+                Some(Term::BlankNode(b)) => NamedOrBlankNode::from(b),
+                _ => continue,
+            };
+            for i in 0..batch.len() {
+                let (Some(Term::NamedNode(p)), Some(o)) = (&predicates[i], &objects[i]) else {
+                    continue;
+                };
+                if batch.columns[2][i].tag() == Tag::BlankNode {
+                    todo.push(batch.columns[2][i]);
+                }
+                let triple = Triple::new(subject.clone(), p.clone(), o.clone());
+                if seen.insert(triple.clone()) {
+                    triples.push(triple);
+                }
+            }
+        }
+    }
+    Ok(triples)
+}

@@ -1,0 +1,55 @@
+//! DISTINCT and REDUCED: drops rows seen before. The same term always has the
+//! same ID within a query, so comparing IDs compares terms.
+
+use super::{Batch, BoxedOperator, Operator};
+use crate::context::QueryContext;
+use crate::EngineError;
+use oxrdf::Variable;
+use rustc_hash::FxHashSet;
+use std::sync::Arc;
+use tern_index::Id;
+
+pub struct Distinct {
+    ctx: Arc<QueryContext>,
+    input: BoxedOperator,
+    seen: FxHashSet<Vec<Id>>,
+}
+
+impl Distinct {
+    pub fn new(ctx: Arc<QueryContext>, input: BoxedOperator) -> Distinct {
+        Distinct {
+            ctx,
+            input,
+            seen: FxHashSet::default(),
+        }
+    }
+}
+
+impl Operator for Distinct {
+    fn variables(&self) -> &[Variable] {
+        self.input.variables()
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        let width = self.input.variables().len();
+        loop {
+            let Some(batch) = self.input.next_batch()? else {
+                return Ok(None);
+            };
+            self.ctx.check()?;
+            let mut out = Batch::with_columns(batch.columns.len());
+            for i in 0..batch.len {
+                let row = batch.row(i);
+                if !self.seen.contains(&row) {
+                    out.push_row(&row);
+                    self.seen.insert(row);
+                }
+            }
+            self.ctx
+                .check_memory((self.seen.len() * (width * 8 + 32)) as u64)?;
+            if out.len > 0 {
+                return Ok(Some(out));
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! BIND: adds a column computed by an expression (unbound where it errors).
+
+use super::{Batch, BoxedOperator, Operator};
+use crate::context::QueryContext;
+use crate::expr_eval::RowEvaluator;
+use crate::EngineError;
+use oxrdf::Variable;
+use spargebra::algebra::Expression;
+use std::sync::Arc;
+
+pub struct Extend {
+    ctx: Arc<QueryContext>,
+    input: BoxedOperator,
+    variables: Vec<Variable>,
+    expression: RowEvaluator,
+}
+
+impl Extend {
+    pub fn new(
+        ctx: Arc<QueryContext>,
+        input: BoxedOperator,
+        variable: Variable,
+        expression: Expression,
+    ) -> Extend {
+        let expression = RowEvaluator::new(ctx.clone(), expression, input.variables().to_vec());
+        let mut variables = input.variables().to_vec();
+        variables.push(variable);
+        Extend {
+            ctx,
+            input,
+            variables,
+            expression,
+        }
+    }
+}
+
+impl Operator for Extend {
+    fn variables(&self) -> &[Variable] {
+        &self.variables
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        let Some(mut batch) = self.input.next_batch()? else {
+            return Ok(None);
+        };
+        self.ctx.check()?;
+        let mut column = Vec::with_capacity(batch.len);
+        for i in 0..batch.len {
+            column.push(self.expression.evaluate_id(&batch.row(i))?);
+        }
+        batch.columns.push(column);
+        Ok(Some(batch))
+    }
+}

@@ -1,0 +1,51 @@
+//! FILTER: keeps the rows whose expression has effective boolean value true.
+
+use super::{Batch, BoxedOperator, Operator};
+use crate::context::QueryContext;
+use crate::expr_eval::RowEvaluator;
+use crate::EngineError;
+use oxrdf::Variable;
+use spargebra::algebra::Expression;
+use std::sync::Arc;
+
+pub struct Filter {
+    ctx: Arc<QueryContext>,
+    input: BoxedOperator,
+    condition: RowEvaluator,
+}
+
+impl Filter {
+    pub fn new(ctx: Arc<QueryContext>, input: BoxedOperator, condition: Expression) -> Filter {
+        let condition = RowEvaluator::new(ctx.clone(), condition, input.variables().to_vec());
+        Filter {
+            ctx,
+            input,
+            condition,
+        }
+    }
+}
+
+impl Operator for Filter {
+    fn variables(&self) -> &[Variable] {
+        self.input.variables()
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        loop {
+            let Some(batch) = self.input.next_batch()? else {
+                return Ok(None);
+            };
+            self.ctx.check()?;
+            let mut out = Batch::with_columns(batch.columns.len());
+            for i in 0..batch.len {
+                let row = batch.row(i);
+                if self.condition.is_true(&row)? {
+                    out.push_row(&row);
+                }
+            }
+            if out.len > 0 {
+                return Ok(Some(out));
+            }
+        }
+    }
+}

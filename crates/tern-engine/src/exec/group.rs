@@ -1,0 +1,137 @@
+//! GROUP BY with aggregates: materializes groups keyed on the group variables.
+
+use super::{Batch, BoxedOperator, Operator};
+use crate::context::QueryContext;
+use crate::expr::Accumulator;
+use crate::expr_eval::RowEvaluator;
+use crate::EngineError;
+use oxrdf::Variable;
+use rustc_hash::FxHashMap;
+use spargebra::algebra::AggregateExpression;
+use std::sync::Arc;
+use tern_index::Id;
+
+enum AggregateInput {
+    /// COUNT(*): the whole row.
+    Row,
+    Expression(RowEvaluator),
+}
+
+pub struct Group {
+    ctx: Arc<QueryContext>,
+    input: Option<BoxedOperator>,
+    variables: Vec<Variable>,
+    key_columns: Vec<Option<usize>>,
+    aggregates: Vec<(AggregateExpression, AggregateInput)>,
+    output: std::vec::IntoIter<Vec<Id>>,
+}
+
+impl Group {
+    pub fn new(
+        ctx: Arc<QueryContext>,
+        input: BoxedOperator,
+        keys: Vec<Variable>,
+        aggregates: Vec<(Variable, AggregateExpression)>,
+    ) -> Group {
+        let input_variables = input.variables().to_vec();
+        let key_columns = keys
+            .iter()
+            .map(|k| input_variables.iter().position(|v| v == k))
+            .collect();
+        let mut variables = keys;
+        let aggregates = aggregates
+            .into_iter()
+            .map(|(v, a)| {
+                variables.push(v);
+                let evaluator = match &a {
+                    AggregateExpression::CountSolutions { .. } => AggregateInput::Row,
+                    AggregateExpression::FunctionCall { expr, .. } => AggregateInput::Expression(
+                        RowEvaluator::new(ctx.clone(), expr.clone(), input_variables.clone()),
+                    ),
+                };
+                (a, evaluator)
+            })
+            .collect();
+        Group {
+            ctx,
+            input: Some(input),
+            variables,
+            key_columns,
+            aggregates,
+            output: Vec::new().into_iter(),
+        }
+    }
+
+    fn accumulators(&self) -> Vec<Accumulator> {
+        self.aggregates
+            .iter()
+            .map(|(a, _)| match a {
+                AggregateExpression::CountSolutions { distinct } => {
+                    Accumulator::count_star(*distinct)
+                }
+                AggregateExpression::FunctionCall { name, distinct, .. } => {
+                    Accumulator::new(name, *distinct)
+                }
+            })
+            .collect()
+    }
+}
+
+impl Operator for Group {
+    fn variables(&self) -> &[Variable] {
+        &self.variables
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        if let Some(mut input) = self.input.take() {
+            let mut groups: FxHashMap<Vec<Id>, Vec<Accumulator>> = FxHashMap::default();
+            let mut order: Vec<Vec<Id>> = Vec::new();
+            while let Some(batch) = input.next_batch()? {
+                self.ctx.check()?;
+                for i in 0..batch.len {
+                    let row = batch.row(i);
+                    let key: Vec<Id> = self
+                        .key_columns
+                        .iter()
+                        .map(|c| c.map_or(Id::UNDEFINED, |c| row[c]))
+                        .collect();
+                    if !groups.contains_key(&key) {
+                        groups.insert(key.clone(), self.accumulators());
+                        order.push(key.clone());
+                    }
+                    let accumulators = groups.get_mut(&key).expect("inserted above");
+                    for ((_, input), acc) in self.aggregates.iter().zip(accumulators.iter_mut()) {
+                        match input {
+                            AggregateInput::Row => {
+                                let terms = self.ctx.terms(&row)?;
+                                acc.add_row(&terms);
+                            }
+                            AggregateInput::Expression(e) => acc.add(e.evaluate(&row)?),
+                        }
+                    }
+                }
+                self.ctx
+                    .check_memory((groups.len() * (self.variables.len() * 64 + 64)) as u64)?;
+            }
+            // Without GROUP BY, an empty input still makes one (empty) group.
+            if groups.is_empty() && self.key_columns.is_empty() {
+                order.push(Vec::new());
+                groups.insert(Vec::new(), self.accumulators());
+            }
+            let mut rows = Vec::with_capacity(order.len());
+            for key in order {
+                let accumulators = groups.remove(&key).expect("every key has a group");
+                let mut row = key;
+                for acc in accumulators {
+                    row.push(match acc.finish() {
+                        Some(term) => self.ctx.intern(&term)?,
+                        None => Id::UNDEFINED,
+                    });
+                }
+                rows.push(row);
+            }
+            self.output = rows.into_iter();
+        }
+        Ok(super::next_chunk(&mut self.output, self.variables.len()))
+    }
+}

@@ -1,0 +1,85 @@
+//! Inner join: the build side is materialized into a [`RowTable`] keyed on the
+//! shared variables; the probe side streams through.
+
+use super::{Batch, BoxedOperator, Operator, RowTable, Solution, BATCH_ROWS};
+use crate::context::QueryContext;
+use crate::EngineError;
+use oxrdf::Variable;
+use std::sync::Arc;
+use tern_index::Id;
+
+pub struct HashJoin {
+    ctx: Arc<QueryContext>,
+    variables: Vec<Variable>,
+    probe: BoxedOperator,
+    build: Option<BoxedOperator>,
+    table: Option<RowTable>,
+    /// (probe column, build column) of each shared variable.
+    shared: Vec<(usize, usize)>,
+    /// For each output column, its source in (probe, build).
+    sources: Vec<(Option<usize>, Option<usize>)>,
+    pending: Vec<Vec<Id>>,
+}
+
+impl HashJoin {
+    /// Joins `probe` with `build`; `build` should be the smaller input.
+    pub fn new(ctx: Arc<QueryContext>, probe: BoxedOperator, build: BoxedOperator) -> HashJoin {
+        let (variables, sources) = Solution::merge_schemas(probe.variables(), build.variables());
+        let shared = sources
+            .iter()
+            .filter_map(|&(l, r)| Some((l?, r?)))
+            .collect();
+        HashJoin {
+            ctx,
+            variables,
+            probe,
+            build: Some(build),
+            table: None,
+            shared,
+            sources,
+            pending: Vec::new(),
+        }
+    }
+}
+
+impl Operator for HashJoin {
+    fn variables(&self) -> &[Variable] {
+        &self.variables
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        if let Some(mut build) = self.build.take() {
+            self.table = Some(RowTable::build(build.as_mut(), &self.shared, &self.ctx)?);
+        }
+        let table = self.table.as_ref().expect("built above");
+        let width = self.variables.len();
+        while self.pending.len() < BATCH_ROWS {
+            if table.rows.is_empty() {
+                break;
+            }
+            let Some(batch) = self.probe.next_batch()? else {
+                break;
+            };
+            self.ctx.check()?;
+            for i in 0..batch.len {
+                let left = batch.row(i);
+                let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();
+                for candidate in table.candidates(&key) {
+                    let right = &table.rows[candidate as usize];
+                    if Solution::compatible(&left, right, &self.shared) {
+                        self.pending
+                            .push(Solution::merge(&left, right, &self.sources));
+                    }
+                }
+            }
+            self.ctx
+                .check_memory((self.pending.len() * (width * 8 + 24)) as u64)?;
+        }
+        if self.pending.is_empty() {
+            return Ok(None);
+        }
+        let batch = super::batch_of(&self.pending, width);
+        self.pending.clear();
+        Ok(Some(batch))
+    }
+}

@@ -1,0 +1,104 @@
+//! OPTIONAL: every left row, joined with the compatible right rows that pass
+//! the optional's filter, or alone when there are none.
+
+use super::{Batch, BoxedOperator, Operator, RowTable, Solution, BATCH_ROWS};
+use crate::context::QueryContext;
+use crate::expr_eval::RowEvaluator;
+use crate::EngineError;
+use oxrdf::Variable;
+use spargebra::algebra::Expression;
+use std::sync::Arc;
+use tern_index::Id;
+
+pub struct LeftJoin {
+    ctx: Arc<QueryContext>,
+    variables: Vec<Variable>,
+    left: BoxedOperator,
+    right: Option<BoxedOperator>,
+    table: Option<RowTable>,
+    shared: Vec<(usize, usize)>,
+    sources: Vec<(Option<usize>, Option<usize>)>,
+    filter: Option<RowEvaluator>,
+}
+
+impl LeftJoin {
+    pub fn new(
+        ctx: Arc<QueryContext>,
+        left: BoxedOperator,
+        right: BoxedOperator,
+        filter: Option<Expression>,
+    ) -> LeftJoin {
+        let (variables, sources) = Solution::merge_schemas(left.variables(), right.variables());
+        let shared = sources
+            .iter()
+            .filter_map(|&(l, r)| Some((l?, r?)))
+            .collect();
+        let filter = filter.map(|e| RowEvaluator::new(ctx.clone(), e, variables.clone()));
+        LeftJoin {
+            ctx,
+            variables,
+            left,
+            right: Some(right),
+            table: None,
+            shared,
+            sources,
+            filter,
+        }
+    }
+}
+
+impl Operator for LeftJoin {
+    fn variables(&self) -> &[Variable] {
+        &self.variables
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        if let Some(mut right) = self.right.take() {
+            self.table = Some(RowTable::build(right.as_mut(), &self.shared, &self.ctx)?);
+        }
+        let table = self.table.as_ref().expect("built above");
+        let width = self.variables.len();
+        let mut out: Vec<Vec<Id>> = Vec::new();
+        while out.len() < BATCH_ROWS {
+            let Some(batch) = self.left.next_batch()? else {
+                break;
+            };
+            self.ctx.check()?;
+            for i in 0..batch.len {
+                let left = batch.row(i);
+                let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();
+                let mut matched = false;
+                for candidate in table.candidates(&key) {
+                    let right = &table.rows[candidate as usize];
+                    if !Solution::compatible(&left, right, &self.shared) {
+                        continue;
+                    }
+                    let merged = Solution::merge(&left, right, &self.sources);
+                    let keep = match &self.filter {
+                        None => true,
+                        Some(filter) => filter.is_true(&merged)?,
+                    };
+                    if keep {
+                        matched = true;
+                        out.push(merged);
+                    }
+                }
+                if !matched {
+                    out.push(Solution::merge(
+                        &left,
+                        &[],
+                        &self
+                            .sources
+                            .iter()
+                            .map(|&(l, _)| (l, None))
+                            .collect::<Vec<_>>(),
+                    ));
+                }
+            }
+        }
+        if out.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(super::batch_of(&out, width)))
+    }
+}

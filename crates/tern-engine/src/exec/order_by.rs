@@ -1,0 +1,85 @@
+//! ORDER BY: materializes its input and sorts it with SPARQL's order of terms.
+
+use super::{Batch, BoxedOperator, Operator};
+use crate::context::QueryContext;
+use crate::expr_eval::RowEvaluator;
+use crate::{expr, EngineError};
+use oxrdf::{Term, Variable};
+use spargebra::algebra::OrderExpression;
+use std::sync::Arc;
+use tern_index::Id;
+
+pub struct OrderBy {
+    ctx: Arc<QueryContext>,
+    input: Option<BoxedOperator>,
+    variables: Vec<Variable>,
+    keys: Vec<(RowEvaluator, bool)>,
+    sorted: std::vec::IntoIter<Vec<Id>>,
+}
+
+impl OrderBy {
+    pub fn new(
+        ctx: Arc<QueryContext>,
+        input: BoxedOperator,
+        order: Vec<OrderExpression>,
+    ) -> OrderBy {
+        let variables = input.variables().to_vec();
+        let keys = order
+            .into_iter()
+            .map(|o| match o {
+                OrderExpression::Asc(e) => {
+                    (RowEvaluator::new(ctx.clone(), e, variables.clone()), true)
+                }
+                OrderExpression::Desc(e) => {
+                    (RowEvaluator::new(ctx.clone(), e, variables.clone()), false)
+                }
+            })
+            .collect();
+        OrderBy {
+            ctx,
+            input: Some(input),
+            variables,
+            keys,
+            sorted: Vec::new().into_iter(),
+        }
+    }
+}
+
+impl Operator for OrderBy {
+    fn variables(&self) -> &[Variable] {
+        &self.variables
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        if let Some(mut input) = self.input.take() {
+            let rows = super::collect_rows(input.as_mut(), &self.ctx)?;
+            let mut keyed: Vec<(Vec<Option<Term>>, Vec<Id>)> = Vec::with_capacity(rows.len());
+            for row in rows {
+                let key = self
+                    .keys
+                    .iter()
+                    .map(|(k, _)| k.evaluate(&row))
+                    .collect::<Result<_, _>>()?;
+                keyed.push((key, row));
+            }
+            let ascending: Vec<bool> = self.keys.iter().map(|(_, a)| *a).collect();
+            keyed.sort_by(|(a, _), (b, _)| {
+                for (i, asc) in ascending.iter().enumerate() {
+                    let o = expr::order_cmp(a[i].as_ref(), b[i].as_ref());
+                    let o = if *asc { o } else { o.reverse() };
+                    if o != std::cmp::Ordering::Equal {
+                        return o;
+                    }
+                }
+                std::cmp::Ordering::Equal
+            });
+            self.sorted = keyed
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect::<Vec<_>>()
+                .into_iter();
+        }
+        self.ctx.check()?;
+        Ok(super::next_chunk(&mut self.sorted, self.variables.len()))
+    }
+}

@@ -1,0 +1,284 @@
+//! Property paths: `p`, `^p`, `a/b`, `a|b`, `!(…)`, `p?`, `p*`, `p+`, evaluated
+//! by walking the index from bound ends (breadth-first for closures, each node
+//! visited once, so cycles terminate). Materializes its pairs.
+
+use super::scan::{GraphScope, PatternTerm, Scan};
+use super::{Batch, Operator};
+use crate::context::QueryContext;
+use crate::EngineError;
+use oxrdf::{NamedNode, Variable};
+use rustc_hash::FxHashSet;
+use spargebra::algebra::PropertyPathExpression as Path;
+use std::sync::Arc;
+use tern_index::Id;
+
+pub struct PathScan {
+    ctx: Arc<QueryContext>,
+    variables: Vec<Variable>,
+    subject: PatternTerm,
+    object: PatternTerm,
+    path: Option<Path>,
+    graph: GraphScope,
+    output: std::vec::IntoIter<Vec<Id>>,
+}
+
+impl PathScan {
+    pub fn new(
+        ctx: Arc<QueryContext>,
+        variables: Vec<Variable>,
+        subject: PatternTerm,
+        path: Path,
+        object: PatternTerm,
+        graph: GraphScope,
+    ) -> PathScan {
+        PathScan {
+            ctx,
+            variables,
+            subject,
+            object,
+            path: Some(path),
+            graph,
+            output: Vec::new().into_iter(),
+        }
+    }
+}
+
+/// Walks one graph scope (a single graph for `GRAPH ?g`).
+struct Walker<'a> {
+    ctx: &'a Arc<QueryContext>,
+    graph: GraphScope,
+}
+
+impl Walker<'_> {
+    fn id_of(&self, node: &NamedNode) -> Result<Option<Id>, EngineError> {
+        self.ctx.lookup(&node.clone().into())
+    }
+
+    /// Triples matching a pattern of constants and wildcards.
+    fn triples(
+        &self,
+        s: Option<Id>,
+        p: Option<Id>,
+        o: Option<Id>,
+    ) -> Result<Vec<[Id; 3]>, EngineError> {
+        let term = |c: Option<Id>, column: usize| {
+            c.map_or(PatternTerm::Variable(column), PatternTerm::Constant)
+        };
+        let variables = vec![
+            Variable::new_unchecked("s"),
+            Variable::new_unchecked("p"),
+            Variable::new_unchecked("o"),
+        ];
+        let mut scan = Scan::new(
+            self.ctx.clone(),
+            variables,
+            [term(s, 0), term(p, 1), term(o, 2)],
+            self.graph,
+        );
+        let mut out = Vec::new();
+        while let Some(batch) = scan.next_batch()? {
+            for i in 0..batch.len {
+                let get = |c: usize, fixed: Option<Id>| fixed.unwrap_or(batch.columns[c][i]);
+                out.push([get(0, s), get(1, p), get(2, o)]);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Nodes reached from `from` by one application of `path` (backwards if
+    /// `!forward`).
+    fn step(&self, path: &Path, from: Id, forward: bool) -> Result<Vec<Id>, EngineError> {
+        Ok(match path {
+            Path::NamedNode(p) => match self.id_of(p)? {
+                None => Vec::new(),
+                Some(p) if forward => self
+                    .triples(Some(from), Some(p), None)?
+                    .into_iter()
+                    .map(|t| t[2])
+                    .collect(),
+                Some(p) => self
+                    .triples(None, Some(p), Some(from))?
+                    .into_iter()
+                    .map(|t| t[0])
+                    .collect(),
+            },
+            Path::Reverse(inner) => self.step(inner, from, !forward)?,
+            Path::Sequence(a, b) => {
+                let (first, second) = if forward { (a, b) } else { (b, a) };
+                let mut out = Vec::new();
+                for middle in self.step(first, from, forward)? {
+                    out.extend(self.step(second, middle, forward)?);
+                }
+                out
+            }
+            Path::Alternative(a, b) => {
+                let mut out = self.step(a, from, forward)?;
+                out.extend(self.step(b, from, forward)?);
+                out
+            }
+            Path::ZeroOrOne(inner) => {
+                let mut out = vec![from];
+                out.extend(
+                    self.step(inner, from, forward)?
+                        .into_iter()
+                        .filter(|&n| n != from),
+                );
+                dedup(out)
+            }
+            Path::ZeroOrMore(inner) => self.closure(inner, from, forward, true)?,
+            Path::OneOrMore(inner) => self.closure(inner, from, forward, false)?,
+            Path::NegatedPropertySet(excluded) => {
+                let excluded: Vec<Id> = excluded
+                    .iter()
+                    .filter_map(|p| self.id_of(p).ok().flatten())
+                    .collect();
+                let triples = if forward {
+                    self.triples(Some(from), None, None)?
+                } else {
+                    self.triples(None, None, Some(from))?
+                };
+                triples
+                    .into_iter()
+                    .filter(|t| !excluded.contains(&t[1]))
+                    .map(|t| if forward { t[2] } else { t[0] })
+                    .collect()
+            }
+        })
+    }
+
+    fn closure(
+        &self,
+        path: &Path,
+        from: Id,
+        forward: bool,
+        include_start: bool,
+    ) -> Result<Vec<Id>, EngineError> {
+        let mut seen: FxHashSet<Id> = FxHashSet::default();
+        let mut out = Vec::new();
+        if include_start {
+            seen.insert(from);
+            out.push(from);
+        }
+        let mut frontier = vec![from];
+        while let Some(node) = frontier.pop() {
+            self.ctx.check()?;
+            for next in self.step(path, node, forward)? {
+                if seen.insert(next) {
+                    out.push(next);
+                    frontier.push(next);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every subject and object in scope: the start points when both ends of a
+    /// path are variables.
+    fn all_nodes(&self) -> Result<Vec<Id>, EngineError> {
+        let mut nodes = FxHashSet::default();
+        for t in self.triples(None, None, None)? {
+            nodes.insert(t[0]);
+            nodes.insert(t[2]);
+        }
+        Ok(nodes.into_iter().collect())
+    }
+
+    fn pairs(
+        &self,
+        path: &Path,
+        subject: Option<Id>,
+        object: Option<Id>,
+    ) -> Result<Vec<(Id, Id)>, EngineError> {
+        Ok(match (subject, object) {
+            (Some(s), _) => self
+                .step(path, s, true)?
+                .into_iter()
+                .filter(|o| object.is_none_or(|x| x == *o))
+                .map(|o| (s, o))
+                .collect(),
+            (None, Some(o)) => self
+                .step(path, o, false)?
+                .into_iter()
+                .map(|s| (s, o))
+                .collect(),
+            (None, None) => {
+                if let Path::NamedNode(p) = path {
+                    return Ok(match self.id_of(p)? {
+                        None => Vec::new(),
+                        Some(p) => self
+                            .triples(None, Some(p), None)?
+                            .into_iter()
+                            .map(|t| (t[0], t[2]))
+                            .collect(),
+                    });
+                }
+                let mut out = Vec::new();
+                for s in self.all_nodes()? {
+                    out.extend(self.step(path, s, true)?.into_iter().map(|o| (s, o)));
+                }
+                out
+            }
+        })
+    }
+}
+
+fn dedup(mut nodes: Vec<Id>) -> Vec<Id> {
+    let mut seen = FxHashSet::default();
+    nodes.retain(|n| seen.insert(*n));
+    nodes
+}
+
+impl Operator for PathScan {
+    fn variables(&self) -> &[Variable] {
+        &self.variables
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        if let Some(path) = self.path.take() {
+            let width = self.variables.len();
+            let constant = |t: PatternTerm| match t {
+                PatternTerm::Constant(id) => Some(id),
+                PatternTerm::Variable(_) => None,
+            };
+            let graphs: Vec<(GraphScope, Option<(usize, Id)>)> = match self.graph {
+                GraphScope::NamedVariable(column) => self
+                    .ctx
+                    .named_graph_ids()?
+                    .into_iter()
+                    .map(|g| (GraphScope::Named(g), Some((column, g))))
+                    .collect(),
+                scope => vec![(scope, None)],
+            };
+            let mut rows = Vec::new();
+            for (graph, graph_binding) in graphs {
+                let walker = Walker {
+                    ctx: &self.ctx,
+                    graph,
+                };
+                for (s, o) in walker.pairs(&path, constant(self.subject), constant(self.object))? {
+                    let mut row = vec![Id::UNDEFINED; width];
+                    let mut ok = true;
+                    for (term, value) in [(self.subject, s), (self.object, o)] {
+                        if let PatternTerm::Variable(c) = term {
+                            if row[c] != Id::UNDEFINED && row[c] != value {
+                                ok = false;
+                            }
+                            row[c] = value;
+                        }
+                    }
+                    if let Some((c, g)) = graph_binding {
+                        if row[c] != Id::UNDEFINED && row[c] != g {
+                            ok = false;
+                        }
+                        row[c] = g;
+                    }
+                    if ok {
+                        rows.push(row);
+                    }
+                }
+            }
+            self.output = rows.into_iter();
+        }
+        Ok(super::next_chunk(&mut self.output, self.variables.len()))
+    }
+}

@@ -1,0 +1,62 @@
+//! UNION: the rows of the left input, then of the right, on a common schema.
+
+use super::{Batch, BoxedOperator, Operator};
+use crate::EngineError;
+use oxrdf::Variable;
+use tern_index::Id;
+
+pub struct Union {
+    variables: Vec<Variable>,
+    inputs: Vec<(BoxedOperator, Vec<Option<usize>>)>,
+    current: usize,
+}
+
+impl Union {
+    pub fn new(left: BoxedOperator, right: BoxedOperator) -> Union {
+        let mut variables = left.variables().to_vec();
+        for v in right.variables() {
+            if !variables.contains(v) {
+                variables.push(v.clone());
+            }
+        }
+        let inputs = [left, right]
+            .into_iter()
+            .map(|input| {
+                let sources = variables
+                    .iter()
+                    .map(|v| input.variables().iter().position(|i| i == v))
+                    .collect();
+                (input, sources)
+            })
+            .collect();
+        Union {
+            variables,
+            inputs,
+            current: 0,
+        }
+    }
+}
+
+impl Operator for Union {
+    fn variables(&self) -> &[Variable] {
+        &self.variables
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        while self.current < self.inputs.len() {
+            let (input, sources) = &mut self.inputs[self.current];
+            if let Some(batch) = input.next_batch()? {
+                let len = batch.len;
+                let columns = sources
+                    .iter()
+                    .map(|s| {
+                        s.map_or_else(|| vec![Id::UNDEFINED; len], |c| batch.columns[c].clone())
+                    })
+                    .collect();
+                return Ok(Some(Batch { columns, len }));
+            }
+            self.current += 1;
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,408 @@
+//! Aggregates (spec 18.5.1): an [`Accumulator`] receives the values of one
+//! group one at a time and yields the aggregate at the end.
+//!
+//! Errors (`None` values: unbound or failed expressions) are skipped by
+//! `COUNT`, `MIN`, `MAX` and `SAMPLE`, and make `SUM`, `AVG` and
+//! `GROUP_CONCAT` an error, as does a value those cannot use (a non-number
+//! in `SUM`, an IRI in `GROUP_CONCAT`): the spec defines these three by
+//! folding XPath operators over all values, so one bad value fails the fold.
+
+use super::compare::order_cmp;
+use super::numeric::{self, Numeric};
+use super::value::{integer_literal, string_literal};
+use oxrdf::Term;
+use oxsdatatypes::Integer;
+use spargebra::algebra::AggregateFunction;
+use std::cmp::Ordering;
+use std::collections::HashSet;
+
+/// An aggregate being computed over one group.
+pub struct Accumulator {
+    /// Values already seen, for `DISTINCT`.
+    seen: Option<HashSet<Term>>,
+    state: State,
+}
+
+enum State {
+    Count(u64),
+    /// `COUNT(*)`: rows, deduplicated for `COUNT(DISTINCT *)`.
+    CountRows {
+        count: u64,
+        seen: Option<HashSet<Vec<Option<Term>>>>,
+    },
+    /// The running sum; `None` once an error occurred.
+    Sum(Option<Numeric>),
+    Avg {
+        sum: Option<Numeric>,
+        count: u64,
+    },
+    /// Keeps the value that orders first (`Ordering::Less` for `MIN`) or
+    /// last (`Ordering::Greater` for `MAX`) in ORDER BY order.
+    Extreme {
+        keep: Ordering,
+        best: Option<Term>,
+    },
+    GroupConcat {
+        separator: String,
+        /// The text so far and the common language tag (`Some(None)`:
+        /// none in common or no tag); `None` once an error occurred.
+        text: Option<(String, Option<Option<String>>)>,
+        empty: bool,
+    },
+    Sample(Option<Term>),
+    /// Custom aggregates are unknown: always an error.
+    Unsupported,
+}
+
+impl Accumulator {
+    /// An accumulator for `function` (over the values passed to
+    /// [`Accumulator::add`]), deduplicating them when `distinct`.
+    pub fn new(function: &AggregateFunction, distinct: bool) -> Accumulator {
+        let state = match function {
+            AggregateFunction::Count => State::Count(0),
+            AggregateFunction::Sum => State::Sum(Some(Numeric::Integer(Integer::from(0)))),
+            AggregateFunction::Avg => State::Avg {
+                sum: Some(Numeric::Integer(Integer::from(0))),
+                count: 0,
+            },
+            AggregateFunction::Min => State::Extreme {
+                keep: Ordering::Less,
+                best: None,
+            },
+            AggregateFunction::Max => State::Extreme {
+                keep: Ordering::Greater,
+                best: None,
+            },
+            AggregateFunction::GroupConcat { separator } => State::GroupConcat {
+                separator: separator.clone().unwrap_or_else(|| " ".to_owned()),
+                text: Some((String::new(), None)),
+                empty: true,
+            },
+            AggregateFunction::Sample => State::Sample(None),
+            AggregateFunction::Custom(_) => State::Unsupported,
+        };
+        Accumulator {
+            seen: distinct.then(HashSet::new),
+            state,
+        }
+    }
+
+    /// `COUNT(*)` (or `COUNT(DISTINCT *)`): feed it whole rows with
+    /// [`Accumulator::add_row`].
+    pub fn count_star(distinct: bool) -> Accumulator {
+        Accumulator {
+            seen: None,
+            state: State::CountRows {
+                count: 0,
+                seen: distinct.then(HashSet::new),
+            },
+        }
+    }
+
+    /// Adds the value of the aggregated expression for one solution
+    /// (`None`: unbound or error). On a `COUNT(*)` accumulator this counts
+    /// as a row of that single value.
+    pub fn add(&mut self, value: Option<Term>) {
+        if let State::CountRows { .. } = self.state {
+            self.add_row(&[value]);
+            return;
+        }
+        if let (Some(seen), Some(term)) = (&mut self.seen, &value) {
+            if !seen.insert(term.clone()) {
+                return;
+            }
+        }
+        match &mut self.state {
+            State::Count(count) => *count += u64::from(value.is_some()),
+            State::Sum(sum) => *sum = add_numeric(*sum, value.as_ref()),
+            State::Avg { sum, count } => {
+                *sum = add_numeric(*sum, value.as_ref());
+                *count += 1;
+            }
+            State::Extreme { keep, best } => {
+                if let Some(value) = value {
+                    let better = best
+                        .as_ref()
+                        .is_none_or(|best| order_cmp(Some(&value), Some(best)) == *keep);
+                    if better {
+                        *best = Some(value);
+                    }
+                }
+            }
+            State::GroupConcat {
+                separator,
+                text,
+                empty,
+            } => {
+                let first = *empty;
+                *empty = false;
+                *text = concat_value(text.take(), value.as_ref(), separator, first);
+            }
+            State::Sample(sample) => {
+                if sample.is_none() {
+                    *sample = value;
+                }
+            }
+            State::CountRows { .. } | State::Unsupported => {}
+        }
+    }
+
+    /// Adds one solution to a `COUNT(*)` accumulator: `row` holds the
+    /// solution's values (any fixed order of the variables), used to
+    /// deduplicate for `COUNT(DISTINCT *)`. Ignored by other accumulators.
+    pub fn add_row(&mut self, row: &[Option<Term>]) {
+        if let State::CountRows { count, seen } = &mut self.state {
+            if let Some(seen) = seen {
+                if seen.contains(row) {
+                    return;
+                }
+                seen.insert(row.to_vec());
+            }
+            *count += 1;
+        }
+    }
+
+    /// The aggregate's value; `None` for an error (or `MIN`/`MAX`/`SAMPLE`
+    /// of no value).
+    pub fn finish(self) -> Option<Term> {
+        match self.state {
+            State::Count(count) | State::CountRows { count, .. } => {
+                Some(integer_literal(i64::try_from(count).ok()?))
+            }
+            State::Sum(sum) => Some(sum?.into_term()),
+            // The spec's Avg of an empty group is 0.
+            State::Avg { count: 0, .. } => Some(integer_literal(0)),
+            State::Avg { sum, count } => {
+                let count = Numeric::Integer(i64::try_from(count).ok()?.into());
+                Some(numeric::divide(sum?, count)?.into_term())
+            }
+            State::Extreme { best, .. } => best,
+            State::GroupConcat { text, .. } => {
+                let (text, language) = text?;
+                Some(string_literal(text, language.flatten().as_deref()))
+            }
+            State::Sample(sample) => sample,
+            State::Unsupported => None,
+        }
+    }
+}
+
+/// One step of `SUM`: a non-numeric or missing value is an error.
+fn add_numeric(sum: Option<Numeric>, value: Option<&Term>) -> Option<Numeric> {
+    numeric::add(sum?, Numeric::from_term(value?)?)
+}
+
+/// One step of `GROUP_CONCAT`: appends a literal's lexical form (string
+/// literals, and as an extension any other literal); IRIs, blank nodes and
+/// errors fail the aggregate. The language tag survives when all values
+/// share it.
+fn concat_value(
+    text: Option<(String, Option<Option<String>>)>,
+    value: Option<&Term>,
+    separator: &str,
+    first: bool,
+) -> Option<(String, Option<Option<String>>)> {
+    let (mut text, language) = text?;
+    let Some(Term::Literal(literal)) = value else {
+        return None;
+    };
+    if !first {
+        text.push_str(separator);
+    }
+    text.push_str(literal.value());
+    let value_language = literal.language().map(str::to_owned);
+    let language = match language {
+        None => Some(value_language),
+        Some(previous) if previous == value_language => Some(previous),
+        Some(_) => Some(None),
+    };
+    Some((text, language))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::expr::test_util::{iri, lang, lit, simple};
+    use oxrdf::NamedNode;
+
+    fn run(function: AggregateFunction, distinct: bool, values: &[Option<Term>]) -> Option<Term> {
+        let mut accumulator = Accumulator::new(&function, distinct);
+        for value in values {
+            accumulator.add(value.clone());
+        }
+        accumulator.finish()
+    }
+
+    fn int(v: &str) -> Option<Term> {
+        lit(v, "integer")
+    }
+
+    #[test]
+    fn count_and_count_distinct() {
+        let values = [int("1"), int("1"), None, int("2"), simple("1")];
+        assert_eq!(run(AggregateFunction::Count, false, &values), int("4"));
+        assert_eq!(run(AggregateFunction::Count, true, &values), int("3"));
+        assert_eq!(run(AggregateFunction::Count, false, &[]), int("0"));
+    }
+
+    #[test]
+    fn count_star() {
+        let rows = [
+            vec![int("1"), None],
+            vec![int("1"), None],
+            vec![int("1"), int("2")],
+        ];
+        for (distinct, expected) in [(false, "3"), (true, "2")] {
+            let mut accumulator = Accumulator::count_star(distinct);
+            for row in &rows {
+                accumulator.add_row(row);
+            }
+            assert_eq!(accumulator.finish(), int(expected));
+        }
+    }
+
+    #[test]
+    fn sum() {
+        let mixed = [int("1"), lit("2.5", "decimal"), lit("3", "int")];
+        assert_eq!(
+            run(AggregateFunction::Sum, false, &mixed),
+            lit("6.5", "decimal")
+        );
+        assert_eq!(
+            run(AggregateFunction::Sum, false, &[int("1"), int("2")]),
+            int("3")
+        );
+        assert_eq!(
+            run(
+                AggregateFunction::Sum,
+                false,
+                &[int("1"), lit("1.5", "double")]
+            ),
+            lit("2.5", "double")
+        );
+        assert_eq!(
+            run(AggregateFunction::Sum, true, &[int("2"), int("2")]),
+            int("2")
+        );
+        assert_eq!(run(AggregateFunction::Sum, false, &[]), int("0"));
+        assert_eq!(
+            run(AggregateFunction::Sum, false, &[int("1"), simple("a")]),
+            None
+        );
+        assert_eq!(run(AggregateFunction::Sum, false, &[int("1"), None]), None);
+    }
+
+    #[test]
+    fn avg() {
+        assert_eq!(run(AggregateFunction::Avg, false, &[]), int("0"));
+        assert_eq!(
+            run(AggregateFunction::Avg, false, &[int("1"), int("2")]),
+            lit("1.5", "decimal")
+        );
+        assert_eq!(
+            run(
+                AggregateFunction::Avg,
+                false,
+                &[int("1"), int("2"), int("3")]
+            ),
+            lit("2", "decimal")
+        );
+        assert_eq!(
+            run(
+                AggregateFunction::Avg,
+                false,
+                &[lit("1", "float"), int("2")]
+            ),
+            lit("1.5", "float")
+        );
+        assert_eq!(
+            run(
+                AggregateFunction::Avg,
+                true,
+                &[int("1"), int("1"), int("4")]
+            ),
+            lit("2.5", "decimal")
+        );
+        assert_eq!(
+            run(AggregateFunction::Avg, false, &[int("1"), simple("x")]),
+            None
+        );
+    }
+
+    #[test]
+    fn min_max_across_kinds() {
+        let values = [
+            simple("b"),
+            int("10"),
+            None,
+            lit("2.5", "decimal"),
+            iri("http://a"),
+            lang("a", "en"),
+        ];
+        assert_eq!(run(AggregateFunction::Min, false, &values), iri("http://a"));
+        assert_eq!(run(AggregateFunction::Max, false, &values), lang("a", "en"));
+        let numbers = [int("10"), lit("2.5", "decimal"), lit("1e1", "double")];
+        assert_eq!(
+            run(AggregateFunction::Min, false, &numbers),
+            lit("2.5", "decimal")
+        );
+        // 10 and 1e1 tie by value; the fallback order (lexical form) decides.
+        assert_eq!(
+            run(AggregateFunction::Max, false, &numbers),
+            lit("1e1", "double")
+        );
+        assert_eq!(run(AggregateFunction::Min, false, &[]), None);
+        assert_eq!(run(AggregateFunction::Max, false, &[None]), None);
+    }
+
+    #[test]
+    fn group_concat() {
+        let separator = |s: &str| AggregateFunction::GroupConcat {
+            separator: Some(s.to_owned()),
+        };
+        let values = [simple("a"), simple("b"), simple("a")];
+        assert_eq!(run(separator(", "), false, &values), simple("a, b, a"));
+        assert_eq!(run(separator(", "), true, &values), simple("a, b"));
+        assert_eq!(
+            run(
+                AggregateFunction::GroupConcat { separator: None },
+                false,
+                &values
+            ),
+            simple("a b a")
+        );
+        assert_eq!(run(separator(","), false, &[]), simple(""));
+        assert_eq!(
+            run(separator("|"), false, &[simple("x"), int("1")]),
+            simple("x|1")
+        );
+        assert_eq!(
+            run(separator("|"), false, &[lang("x", "en"), lang("y", "en")]),
+            lang("x|y", "en")
+        );
+        assert_eq!(
+            run(separator("|"), false, &[lang("x", "en"), simple("y")]),
+            simple("x|y")
+        );
+        assert_eq!(
+            run(separator("|"), false, &[simple("x"), iri("http://a")]),
+            None
+        );
+        assert_eq!(run(separator("|"), false, &[simple("x"), None]), None);
+    }
+
+    #[test]
+    fn sample_and_custom() {
+        assert_eq!(
+            run(
+                AggregateFunction::Sample,
+                false,
+                &[None, int("1"), int("2")]
+            ),
+            int("1")
+        );
+        assert_eq!(run(AggregateFunction::Sample, false, &[]), None);
+        let custom = AggregateFunction::Custom(NamedNode::new_unchecked("http://ex/agg"));
+        assert_eq!(run(custom, false, &[int("1")]), None);
+    }
+}

@@ -1,0 +1,11 @@
+//! The W3C SPARQL test-suite runner for Tern: reads the suites' manifests, loads
+//! each test's dataset into a fresh index, runs the query on the engine and
+//! compares with the expected result. Used by `tests/suite.rs`.
+
+pub mod check;
+pub mod compare;
+pub mod load;
+pub mod manifest;
+pub mod report;
+pub mod results;
+pub mod runner;

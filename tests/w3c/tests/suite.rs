@@ -1,0 +1,127 @@
+//! Runs the W3C SPARQL 1.0 and 1.1 query test suites and checks the failures
+//! against `known-failures.txt`.
+//!
+//! - `TERN_W3C_DIR`: the suites' folder (default `<repo>/../shared/w3c-sparql`);
+//! - `TERN_W3C_UPDATE=1`: rewrite `known-failures.txt` from this run;
+//! - `TERN_W3C_FILTER=text`: run only the tests whose IRI contains `text`, and
+//!   print each failure;
+//! - `TERN_W3C_TIMEOUT=seconds`: per-test timeout (default 10);
+//! - `TERN_W3C_DEBUG=1`: print expected and actual results of failing tests.
+//!
+//! `cargo test -p tern-w3c --test suite -- --nocapture` shows the summary.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tern_w3c::report::{check_known, parse_known, render_known, summary};
+use tern_w3c::runner::{run_suite, suites, with_quiet_panics, Outcome, RunOptions};
+
+fn suite_root() -> PathBuf {
+    match std::env::var_os("TERN_W3C_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/w3c-sparql"),
+    }
+}
+
+fn known_failures_file() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("known-failures.txt")
+}
+
+fn env_set(name: &str) -> bool {
+    std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+#[test]
+fn w3c_sparql_suites() {
+    let root = suite_root();
+    let all = suites(&root);
+    if let Some(missing) = all.iter().find(|s| !s.manifest.is_file()) {
+        let message = format!(
+            "W3C SPARQL test suite not found ({} is missing).\n\
+             Get it from the public w3c/rdf-tests repository: copy its folder sparql/ \
+             (with sparql10/ and sparql11/) to {} or point TERN_W3C_DIR at such a folder.",
+            missing.manifest.display(),
+            root.display()
+        );
+        if std::env::var_os("CI").is_some() {
+            panic!("{message}");
+        }
+        println!("{message}\nSkipping the W3C suites.");
+        return;
+    }
+
+    let filter = std::env::var("TERN_W3C_FILTER")
+        .ok()
+        .filter(|f| !f.is_empty());
+    let timeout = std::env::var("TERN_W3C_TIMEOUT")
+        .ok()
+        .and_then(|t| t.parse().ok())
+        .map_or(Duration::from_secs(10), Duration::from_secs_f64);
+    let options = RunOptions {
+        timeout,
+        filter: filter.clone(),
+    };
+    let started = Instant::now();
+    let mut seen = HashSet::new();
+    let runs: Vec<_> = with_quiet_panics(|| {
+        all.iter()
+            .map(|suite| run_suite(suite, &options, &mut seen))
+            .collect()
+    });
+    let reports: Vec<_> = runs
+        .into_iter()
+        .zip(&all)
+        .map(|(run, suite)| {
+            run.unwrap_or_else(|e| panic!("cannot read {}: {e}", suite.manifest.display()))
+        })
+        .collect();
+    println!("{}", summary(&reports, started.elapsed().as_secs_f64()));
+    if filter.is_some() {
+        for r in reports.iter().flat_map(|r| &r.results) {
+            if let Outcome::Fail(reason) = &r.outcome {
+                println!("FAIL {} {reason}", r.id);
+            }
+        }
+    }
+
+    let path = known_failures_file();
+    if env_set("TERN_W3C_UPDATE") {
+        assert!(
+            filter.is_none(),
+            "TERN_W3C_UPDATE needs a full run (unset TERN_W3C_FILTER)"
+        );
+        std::fs::write(&path, render_known(&reports)).expect("cannot write known-failures.txt");
+        println!("wrote {}", path.display());
+        return;
+    }
+    let known = parse_known(&std::fs::read_to_string(&path).unwrap_or_default());
+    let check = check_known(&reports, &known, filter.is_some());
+    if !check.regressions.is_empty() {
+        println!("\nNEW FAILURES (not in known-failures.txt):");
+        for (iri, reason) in &check.regressions {
+            println!("  {iri} {reason}");
+        }
+    }
+    if !check.fixed.is_empty() {
+        println!("\nNOW PASSING: remove these lines from known-failures.txt:");
+        for iri in &check.fixed {
+            println!("  {iri}");
+        }
+    }
+    if !check.stale.is_empty() {
+        println!(
+            "\nLISTED BUT NOT RUN (skipped or gone): remove these lines from known-failures.txt:"
+        );
+        for iri in &check.stale {
+            println!("  {iri}");
+        }
+    }
+    assert!(
+        check.is_ok(),
+        "{} new failures, {} listed tests now pass, {} listed tests did not run \
+         (see above; TERN_W3C_UPDATE=1 rewrites known-failures.txt)",
+        check.regressions.len(),
+        check.fixed.len(),
+        check.stale.len()
+    );
+}
