@@ -66,8 +66,7 @@ impl Engine {
                 pattern,
                 base_iri,
             } => {
-                let ctx = self.context(dataset.as_ref(), base_iri)?;
-                let root = Planner::new(ctx.clone()).plan(&pattern, &GraphContext::Default)?;
+                let (ctx, root) = self.start(dataset.as_ref(), base_iri, &pattern)?;
                 let variables = root
                     .variables()
                     .iter()
@@ -84,8 +83,7 @@ impl Engine {
                 pattern,
                 base_iri,
             } => {
-                let ctx = self.context(dataset.as_ref(), base_iri)?;
-                let mut root = Planner::new(ctx).plan(&pattern, &GraphContext::Default)?;
+                let (_, mut root) = self.start(dataset.as_ref(), base_iri, &pattern)?;
                 Ok(QueryOutcome::Boolean(root.next_batch()?.is_some()))
             }
             Query::Construct {
@@ -94,8 +92,7 @@ impl Engine {
                 pattern,
                 base_iri,
             } => {
-                let ctx = self.context(dataset.as_ref(), base_iri)?;
-                let root = Planner::new(ctx.clone()).plan(&pattern, &GraphContext::Default)?;
+                let (ctx, root) = self.start(dataset.as_ref(), base_iri, &pattern)?;
                 Ok(QueryOutcome::Graph(Box::new(construct::Construct::new(
                     Rows::new(ctx, root),
                     template,
@@ -106,12 +103,23 @@ impl Engine {
                 pattern,
                 base_iri,
             } => {
-                let ctx = self.context(dataset.as_ref(), base_iri)?;
-                let root = Planner::new(ctx.clone()).plan(&pattern, &GraphContext::Default)?;
+                let (ctx, root) = self.start(dataset.as_ref(), base_iri, &pattern)?;
                 let triples = describe::describe(&ctx, Rows::new(ctx.clone(), root))?;
                 Ok(QueryOutcome::Graph(Box::new(triples.into_iter().map(Ok))))
             }
         }
+    }
+
+    /// The query's context and its planned operator tree.
+    fn start(
+        &self,
+        dataset: Option<&QueryDataset>,
+        base_iri: Option<oxiri::Iri<String>>,
+        pattern: &spargebra::algebra::GraphPattern,
+    ) -> Result<(Arc<QueryContext>, BoxedOperator), EngineError> {
+        let ctx = self.context(dataset, base_iri)?;
+        let root = Planner::new(ctx.clone()).plan(pattern, &GraphContext::Default)?;
+        Ok((ctx, root))
     }
 
     fn context(

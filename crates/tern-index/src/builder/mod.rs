@@ -422,38 +422,35 @@ fn load_turtle(
             .and_then(|p| p.to_str().map(|s| format!("file://{s}"))),
         Source::Stdin => None,
     };
-    let mut statements: Box<dyn Iterator<Item = Result<Quad, TurtleParseError>>> = match input
-        .format
-    {
-        Format::TriG => {
-            let mut parser = TriGParser::new();
-            if let Some(b) = &base {
-                parser = parser
-                    .with_base_iri(b.as_str())
-                    .map_err(|e| LoadError::InvalidGraph {
-                        iri: b.clone(),
-                        message: e.to_string(),
-                    })?;
-            }
-            Box::new(parser.for_reader(reader))
-        }
-        _ => {
-            let mut parser = TurtleParser::new();
-            if let Some(b) = &base {
-                parser = parser
-                    .with_base_iri(b.as_str())
-                    .map_err(|e| LoadError::InvalidGraph {
-                        iri: b.clone(),
-                        message: e.to_string(),
-                    })?;
-            }
-            Box::new(
-                parser
-                    .for_reader(reader)
-                    .map(|r| r.map(|t| t.in_graph(oxrdf::GraphNameRef::DefaultGraph))),
-            )
-        }
+    let base_error = |b: &String, e: oxrdf::IriParseError| LoadError::InvalidGraph {
+        iri: b.clone(),
+        message: e.to_string(),
     };
+    let mut statements: Box<dyn Iterator<Item = Result<Quad, TurtleParseError>>> =
+        match input.format {
+            Format::TriG => {
+                let mut parser = TriGParser::new();
+                if let Some(b) = &base {
+                    parser = parser
+                        .with_base_iri(b.as_str())
+                        .map_err(|e| base_error(b, e))?;
+                }
+                Box::new(parser.for_reader(reader))
+            }
+            _ => {
+                let mut parser = TurtleParser::new();
+                if let Some(b) = &base {
+                    parser = parser
+                        .with_base_iri(b.as_str())
+                        .map_err(|e| base_error(b, e))?;
+                }
+                Box::new(
+                    parser
+                        .for_reader(reader)
+                        .map(|r| r.map(|t| t.in_graph(oxrdf::GraphNameRef::DefaultGraph))),
+                )
+            }
+        };
     let mut batch: Vec<Quad> = Vec::with_capacity(TURTLE_BATCH);
     let mut batch_errors = Vec::new();
     loop {
