@@ -56,8 +56,11 @@ impl Planner {
                 path,
                 object,
             } => {
-                let s = self.resolve_term(subject)?;
-                let o = self.resolve_term(object)?;
+                // A zero-length path matches a constant end to itself even when
+                // no triple mentions it, so constants unknown to the index get a
+                // query-local ID instead of ending the pattern.
+                let s = self.resolve_path_end(subject)?;
+                let o = self.resolve_path_end(object)?;
                 let mut variables = Vec::new();
                 let (Some(s), Some(o)) =
                     (position(&s, &mut variables), position(&o, &mut variables))
@@ -186,6 +189,17 @@ impl Planner {
             TermPattern::Literal(l) => self.resolve_constant(&l.clone().into())?,
             #[allow(unreachable_patterns)]
             _ => Resolved::Missing,
+        })
+    }
+
+    fn resolve_path_end(&self, term: &TermPattern) -> Result<Resolved, EngineError> {
+        Ok(match self.resolve_term(term)? {
+            Resolved::Missing => match term {
+                TermPattern::NamedNode(n) => Resolved::Constant(self.ctx.intern(&n.clone().into())?),
+                TermPattern::Literal(l) => Resolved::Constant(self.ctx.intern(&l.clone().into())?),
+                _ => Resolved::Missing,
+            },
+            resolved => resolved,
         })
     }
 
