@@ -195,7 +195,9 @@ impl Planner {
     fn resolve_path_end(&self, term: &TermPattern) -> Result<Resolved, EngineError> {
         Ok(match self.resolve_term(term)? {
             Resolved::Missing => match term {
-                TermPattern::NamedNode(n) => Resolved::Constant(self.ctx.intern(&n.clone().into())?),
+                TermPattern::NamedNode(n) => {
+                    Resolved::Constant(self.ctx.intern(&n.clone().into())?)
+                }
                 TermPattern::Literal(l) => Resolved::Constant(self.ctx.intern(&l.clone().into())?),
                 _ => Resolved::Missing,
             },
