@@ -67,15 +67,10 @@ impl Engine {
                 base_iri,
             } => {
                 let (ctx, root) = self.start(dataset.as_ref(), base_iri, &pattern)?;
-                let variables = root
-                    .variables()
-                    .iter()
-                    .filter(|v| !v.as_str().starts_with("__bnode_"))
-                    .cloned()
-                    .collect();
+                let rows = Rows::new(ctx, root);
                 Ok(QueryOutcome::Solutions {
-                    variables,
-                    rows: Box::new(Rows::new(ctx, root)),
+                    variables: rows.variables(),
+                    rows: Box::new(rows),
                 })
             }
             Query::Ask {
@@ -180,7 +175,7 @@ impl Rows {
             .variables()
             .iter()
             .enumerate()
-            .filter(|(_, v)| !v.as_str().starts_with("__bnode_"))
+            .filter(|(_, v)| !crate::plan::is_blank_variable(v))
             .map(|(i, _)| i)
             .collect();
         Rows {

@@ -323,9 +323,16 @@ fn scope_of(graph: &GraphContext, variables: &mut Vec<Variable>) -> Option<Graph
     })
 }
 
+const BLANK_VARIABLE_PREFIX: &str = "__bnode_";
+
 /// Blank nodes in patterns act as variables that are never projected.
 fn blank_variable(label: &str) -> Variable {
-    Variable::new_unchecked(format!("__bnode_{label}"))
+    Variable::new_unchecked(format!("{BLANK_VARIABLE_PREFIX}{label}"))
+}
+
+/// Whether a variable stands for a blank node of a pattern (never shown).
+pub fn is_blank_variable(variable: &Variable) -> bool {
+    variable.as_str().starts_with(BLANK_VARIABLE_PREFIX)
 }
 
 pub fn ground_term(term: &GroundTerm) -> Result<Term, EngineError> {

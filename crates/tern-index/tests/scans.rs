@@ -39,6 +39,23 @@ fn generate() -> String {
     out
 }
 
+/// The generated graph loaded into an index in a fresh directory (kept alive
+/// by the returned guard).
+fn generated_index() -> (tempfile::TempDir, Index) {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("data.nq");
+    std::fs::write(&path, generate()).unwrap();
+    let target = tmp.path().join("index");
+    build(
+        &target,
+        &[Input::file(&path, None, None).unwrap()],
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    let index = Index::open(&target).unwrap();
+    (tmp, index)
+}
+
 fn all_rows(index: &Index, perm: Permutation) -> Vec<[u64; 4]> {
     index
         .scan(perm, &[], ScanRange::ALL)
@@ -65,17 +82,7 @@ fn in_range(v: u64, range: &ScanRange) -> bool {
 
 #[test]
 fn scans_and_counts_match_a_brute_force_filter() {
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("data.nq");
-    std::fs::write(&path, generate()).unwrap();
-    let target = tmp.path().join("index");
-    build(
-        &target,
-        &[Input::file(&path, None, None).unwrap()],
-        &LoadOptions::default(),
-    )
-    .unwrap();
-    let index = Index::open(&target).unwrap();
+    let (_tmp, index) = generated_index();
     let mut checked = 0;
     for perm in Permutation::ALL {
         let rows = all_rows(&index, perm);
@@ -144,17 +151,7 @@ fn scans_and_counts_match_a_brute_force_filter() {
 
 #[test]
 fn predicate_statistics_match_scans() {
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("data.nq");
-    std::fs::write(&path, generate()).unwrap();
-    let target = tmp.path().join("index");
-    build(
-        &target,
-        &[Input::file(&path, None, None).unwrap()],
-        &LoadOptions::default(),
-    )
-    .unwrap();
-    let index = Index::open(&target).unwrap();
+    let (_tmp, index) = generated_index();
     let stats = index.stats();
     assert!(stats.predicates.len() > 5);
     for p in &stats.predicates {
@@ -181,17 +178,7 @@ fn predicate_statistics_match_scans() {
 
 #[test]
 fn vocabulary_lookups_agree_in_both_directions() {
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("data.nq");
-    std::fs::write(&path, generate()).unwrap();
-    let target = tmp.path().join("index");
-    build(
-        &target,
-        &[Input::file(&path, None, None).unwrap()],
-        &LoadOptions::default(),
-    )
-    .unwrap();
-    let index = Index::open(&target).unwrap();
+    let (_tmp, index) = generated_index();
     let vocab = index.vocabulary();
     let all: Vec<u64> = (0..vocab.len()).collect();
     let keys = vocab.keys(&all).unwrap();

@@ -37,14 +37,7 @@ impl Operator for Distinct {
                 return Ok(None);
             };
             self.ctx.check()?;
-            let mut out = Batch::with_columns(batch.columns.len());
-            for i in 0..batch.len {
-                let row = batch.row(i);
-                if !self.seen.contains(&row) {
-                    out.push_row(&row);
-                    self.seen.insert(row);
-                }
-            }
+            let out = batch.retain_rows(|row| Ok(self.seen.insert(row.to_vec())))?;
             self.ctx
                 .check_memory((self.seen.len() * (width * 8 + 32)) as u64)?;
             if out.len > 0 {

@@ -36,13 +36,7 @@ impl Operator for Filter {
                 return Ok(None);
             };
             self.ctx.check()?;
-            let mut out = Batch::with_columns(batch.columns.len());
-            for i in 0..batch.len {
-                let row = batch.row(i);
-                if self.condition.is_true(&row)? {
-                    out.push_row(&row);
-                }
-            }
+            let out = batch.retain_rows(|row| self.condition.is_true(row))?;
             if out.len > 0 {
                 return Ok(Some(out));
             }

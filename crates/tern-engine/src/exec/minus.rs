@@ -47,9 +47,7 @@ impl Operator for Minus {
                 return Ok(None);
             };
             self.ctx.check()?;
-            let mut out = Batch::with_columns(batch.columns.len());
-            for i in 0..batch.len {
-                let left = batch.row(i);
+            let out = batch.retain_rows(|left| {
                 let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();
                 let removed = table.candidates(&key).into_iter().any(|c| {
                     let right = &table.rows[c as usize];
@@ -57,12 +55,10 @@ impl Operator for Minus {
                         .shared
                         .iter()
                         .any(|&(l, r)| left[l] != Id::UNDEFINED && right[r] != Id::UNDEFINED);
-                    overlaps && Solution::compatible(&left, right, &self.shared)
+                    overlaps && Solution::compatible(left, right, &self.shared)
                 });
-                if !removed {
-                    out.push_row(&left);
-                }
-            }
+                Ok(!removed)
+            })?;
             if out.len > 0 {
                 return Ok(Some(out));
             }

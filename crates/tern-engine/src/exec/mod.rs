@@ -67,6 +67,22 @@ impl Batch {
     pub fn row(&self, i: usize) -> Vec<Id> {
         self.columns.iter().map(|c| c[i]).collect()
     }
+
+    /// The rows for which `keep` says true, in order (for FILTER, DISTINCT,
+    /// MINUS).
+    pub fn retain_rows(
+        &self,
+        mut keep: impl FnMut(&[Id]) -> Result<bool, EngineError>,
+    ) -> Result<Batch, EngineError> {
+        let mut out = Batch::with_columns(self.columns.len());
+        for i in 0..self.len {
+            let row = self.row(i);
+            if keep(&row)? {
+                out.push_row(&row);
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// A physical operator.

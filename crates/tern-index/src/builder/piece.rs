@@ -58,7 +58,6 @@ impl PieceEncoder {
                     return Id::new(Tag::BlankNode, i.into()).0;
                 }
                 self.blanks.insert(label.into(), next);
-                self.piece.blanks.push(label.into());
                 Id::new(Tag::BlankNode, next.into()).0
             }
             Classified::Vocab => {
@@ -93,13 +92,19 @@ impl PieceEncoder {
     }
 
     pub fn finish(mut self) -> Piece {
-        let mut keys: Vec<Box<[u8]>> = vec![Box::default(); self.keys.len()];
-        for (key, i) in self.keys {
-            keys[i as usize] = key;
-        }
-        self.piece.keys = keys;
+        self.piece.keys = numbered(self.keys);
+        self.piece.blanks = numbered(self.blanks);
         self.piece
     }
+}
+
+/// The entries of a map from item to number, as a vector indexed by number.
+fn numbered<T: Default + Clone>(map: FxHashMap<T, u32>) -> Vec<T> {
+    let mut items = vec![T::default(); map.len()];
+    for (item, i) in map {
+        items[i as usize] = item;
+    }
+    items
 }
 
 /// A syntax error with its position made absolute.
