@@ -1,35 +1,110 @@
 //! CONSTRUCT: instantiates the template once per solution, dropping triples
 //! with unbound or ill-placed terms and duplicates.
 
-use crate::engine::Rows;
+use crate::stream::{SavedQuery, SolutionStream};
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::{BlankNode, NamedOrBlankNode, Term, Triple, Variable};
 use rustc_hash::{FxHashMap, FxHashSet};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 
+/// Duplicates are removed among this many recent triples. A result is a set
+/// of triples, so a repeat beyond the window changes no graph a client
+/// parses, and the window keeps memory bounded for exports of any size.
+const DUPLICATE_WINDOW: usize = 1 << 20;
+
 pub struct Construct {
-    rows: Rows,
-    variables: Vec<Variable>,
-    template: Vec<TriplePattern>,
+    rows: SolutionStream,
+    template: Template,
     pending: Vec<Triple>,
     seen: FxHashSet<Triple>,
 }
 
+struct Template {
+    variables: Vec<Variable>,
+    patterns: Vec<TriplePattern>,
+}
+
 impl Construct {
-    pub(crate) fn new(rows: Rows, template: Vec<TriplePattern>) -> Construct {
+    pub(crate) fn new(rows: SolutionStream, patterns: Vec<TriplePattern>) -> Construct {
         let variables = rows.variables();
         Construct {
             rows,
-            variables,
-            template,
+            template: Template {
+                variables,
+                patterns,
+            },
             pending: Vec::new(),
             seen: FxHashSet::default(),
         }
     }
 
     fn instantiate(&mut self, row: &[Option<Term>]) {
+        add_new_triples(&self.template, row, &mut self.seen, &mut self.pending);
+    }
+
+    /// Stops between two solutions: the triples made but not yet returned
+    /// (from solutions already decoded), and the saved state; the window of
+    /// triples already returned is stashed.
+    pub(crate) fn suspend(self, stash: &Stash) -> Result<(Vec<Triple>, SavedQuery), EngineError> {
+        let Construct {
+            rows,
+            template,
+            mut pending,
+            mut seen,
+        } = self;
+        let (decoded, mut saved) = rows.suspend(stash)?;
+        // `pending` is handed out from its end: keep that order first.
+        pending.reverse();
+        for row in decoded {
+            let mut made = Vec::new();
+            add_new_triples(&template, &row, &mut seen, &mut made);
+            pending.extend(made);
+        }
+        saved.construct = Some(OperatorState::stashed(stash.put(seen)));
+        Ok((pending, saved))
+    }
+
+    /// Takes back the window of triples already returned.
+    pub(crate) fn restore(
+        &mut self,
+        state: &OperatorState,
+        stash: &Stash,
+    ) -> Result<(), EngineError> {
+        if let Some(handle) = state.stashed {
+            self.seen = stash.take(handle)?;
+        }
+        Ok(())
+    }
+}
+
+/// Appends the template's triples for `row` that are not in the recent
+/// window `seen`.
+fn add_new_triples(
+    template: &Template,
+    row: &[Option<Term>],
+    seen: &mut FxHashSet<Triple>,
+    out: &mut Vec<Triple>,
+) {
+    if seen.len() >= DUPLICATE_WINDOW {
+        seen.clear();
+    }
+    for triple in template.instantiate(row) {
+        if seen.insert(triple.clone()) {
+            out.push(triple);
+        }
+    }
+}
+
+impl Template {
+    /// The valid triples of the template for one solution.
+    fn instantiate(&self, row: &[Option<Term>]) -> Vec<Triple> {
         // Template blank nodes are fresh for every solution.
         let mut blanks: FxHashMap<String, BlankNode> = FxHashMap::default();
+        let value = |v: &Variable| -> Option<Term> {
+            let i = self.variables.iter().position(|x| x == v)?;
+            row[i].clone()
+        };
         let mut term = |t: &TermPattern| -> Option<Term> {
             match t {
                 TermPattern::NamedNode(n) => Some(n.clone().into()),
@@ -41,15 +116,13 @@ impl Construct {
                         .clone()
                         .into(),
                 ),
-                TermPattern::Variable(v) => {
-                    let i = self.variables.iter().position(|x| x == v)?;
-                    row[i].clone()
-                }
+                TermPattern::Variable(v) => value(v),
                 #[allow(unreachable_patterns)]
                 _ => None,
             }
         };
-        for pattern in &self.template {
+        let mut out = Vec::with_capacity(self.patterns.len());
+        for pattern in &self.patterns {
             let subject = match term(&pattern.subject) {
                 Some(Term::NamedNode(n)) => NamedOrBlankNode::from(n),
                 Some(Term::BlankNode(b)) => NamedOrBlankNode::from(b),
@@ -57,12 +130,7 @@ impl Construct {
             };
             let predicate = match &pattern.predicate {
                 NamedNodePattern::NamedNode(n) => n.clone(),
-                NamedNodePattern::Variable(v) => match self
-                    .variables
-                    .iter()
-                    .position(|x| x == v)
-                    .and_then(|i| row[i].clone())
-                {
+                NamedNodePattern::Variable(v) => match value(v) {
                     Some(Term::NamedNode(n)) => n,
                     _ => continue,
                 },
@@ -70,11 +138,9 @@ impl Construct {
             let Some(object) = term(&pattern.object) else {
                 continue;
             };
-            let triple = Triple::new(subject, predicate, object);
-            if self.seen.insert(triple.clone()) {
-                self.pending.push(triple);
-            }
+            out.push(Triple::new(subject, predicate, object));
         }
+        out
     }
 }
 

@@ -1,7 +1,8 @@
 //! Per-query state shared by all operators: the index, the terms the query
 //! made up (local vocabulary), the dataset, and the limits that stop a query.
 
-use crate::EngineError;
+use crate::suspend::{bad_state, OperatorState, Stash};
+use crate::{CancelFlag, EngineError};
 use oxrdf::Term;
 use rustc_hash::FxHashMap;
 use std::sync::{Arc, Mutex};
@@ -28,14 +29,21 @@ pub enum GraphSet {
     Only(Vec<Id>),
 }
 
+/// What stops a query: a deadline, a memory budget and a cancellation flag.
+#[derive(Debug, Clone, Default)]
+pub struct Limits {
+    pub timeout: Option<Duration>,
+    pub memory_budget: Option<u64>,
+    pub cancel: CancelFlag,
+}
+
 pub struct QueryContext {
     pub index: Arc<Index>,
     local: Mutex<LocalVocab>,
     pub default_graph: GraphSet,
     pub named_graphs: GraphSet,
     started: Instant,
-    timeout: Option<Duration>,
-    pub memory_budget: Option<u64>,
+    limits: Limits,
     pub base_iri: Option<oxiri::Iri<String>>,
     pub now: oxsdatatypes::DateTime,
 }
@@ -45,9 +53,9 @@ impl QueryContext {
         index: Arc<Index>,
         default_graph: GraphSet,
         named_graphs: GraphSet,
-        timeout: Option<Duration>,
-        memory_budget: Option<u64>,
+        limits: Limits,
         base_iri: Option<oxiri::Iri<String>>,
+        now: Option<oxsdatatypes::DateTime>,
     ) -> QueryContext {
         QueryContext {
             index,
@@ -55,17 +63,19 @@ impl QueryContext {
             default_graph,
             named_graphs,
             started: Instant::now(),
-            timeout,
-            memory_budget,
+            limits,
             base_iri,
-            now: oxsdatatypes::DateTime::now(),
+            now: now.unwrap_or_else(oxsdatatypes::DateTime::now),
         }
     }
 
-    /// Called by operators once per batch: stops the query when it ran out of
-    /// time.
+    /// Called by operators once per batch: stops the query when it was
+    /// cancelled or ran out of time.
     pub fn check(&self) -> Result<(), EngineError> {
-        if let Some(limit) = self.timeout {
+        if self.limits.cancel.is_cancelled() {
+            return Err(EngineError::Cancelled);
+        }
+        if let Some(limit) = self.limits.timeout {
             if self.started.elapsed() > limit {
                 return Err(EngineError::Timeout(limit.as_secs_f64()));
             }
@@ -75,7 +85,7 @@ impl QueryContext {
 
     /// Fails cleanly when materialized state of `bytes` exceeds the budget.
     pub fn check_memory(&self, bytes: u64) -> Result<(), EngineError> {
-        match self.memory_budget {
+        match self.limits.memory_budget {
             Some(budget) if bytes > budget => Err(EngineError::MemoryBudget { budget }),
             _ => Ok(()),
         }
@@ -121,6 +131,58 @@ impl QueryContext {
             }
         }
         Ok(out)
+    }
+}
+
+impl QueryContext {
+    /// Saves what a resumed query needs besides its plan: the query's
+    /// `NOW()` and the terms it made up (stashed; they are only needed by
+    /// materialized state, which is stashed too).
+    pub fn save(&self, stash: &Stash) -> OperatorState {
+        let bytes = self.now.to_be_bytes();
+        let mut padded = [0u8; 24];
+        padded[..18].copy_from_slice(&bytes);
+        let numbers = padded
+            .chunks_exact(8)
+            .map(|c| u64::from_be_bytes(c.try_into().expect("8 bytes")))
+            .collect();
+        let mut state = OperatorState::new(numbers, Vec::new());
+        let local = self.local.lock().unwrap();
+        if !local.terms.is_empty() {
+            state.stashed = Some(stash.put(local.terms.clone()));
+        }
+        state
+    }
+
+    /// The `NOW()` saved by [`save`](Self::save).
+    pub fn saved_now(state: &OperatorState) -> Result<oxsdatatypes::DateTime, EngineError> {
+        if state.numbers.len() != 3 {
+            return Err(bad_state("query context"));
+        }
+        let mut bytes = [0u8; 18];
+        let all: Vec<u8> = state.numbers.iter().flat_map(|n| n.to_be_bytes()).collect();
+        bytes.copy_from_slice(&all[..18]);
+        Ok(oxsdatatypes::DateTime::from_be_bytes(bytes))
+    }
+
+    /// Takes back the local vocabulary saved by [`save`](Self::save). The
+    /// re-planned query has made up the same terms in the same order so far.
+    pub fn restore(&self, state: &OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        let Some(handle) = state.stashed else {
+            return Ok(());
+        };
+        let saved: Vec<Term> = stash.take(handle)?;
+        let mut local = self.local.lock().unwrap();
+        if !saved.starts_with(&local.terms) {
+            return Err(bad_state("local vocabulary does not match the plan"));
+        }
+        local.ids = saved
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.clone(), Id::new(Tag::LocalVocab, i as u64)))
+            .collect();
+        local.terms = saved;
+        Ok(())
     }
 }
 

@@ -2,14 +2,17 @@
 //! returns: its triples as subject, following blank node objects.
 
 use crate::context::QueryContext;
-use crate::engine::Rows;
+use crate::stream::SolutionStream;
 use crate::EngineError;
 use oxrdf::{NamedOrBlankNode, Term, Triple};
 use rustc_hash::FxHashSet;
 use std::sync::Arc;
 use tern_index::{Id, Permutation, ScanRange, Tag};
 
-pub(crate) fn describe(ctx: &Arc<QueryContext>, rows: Rows) -> Result<Vec<Triple>, EngineError> {
+pub(crate) fn describe(
+    ctx: &Arc<QueryContext>,
+    rows: SolutionStream,
+) -> Result<Vec<Triple>, EngineError> {
     let mut todo: Vec<Id> = Vec::new();
     for row in rows {
         for term in row?.into_iter().flatten() {

@@ -1,13 +1,18 @@
 //! The engine's front door.
 
-use crate::context::{GraphSet, QueryContext};
-use crate::exec::BoxedOperator;
+use crate::context::{GraphSet, Limits, QueryContext};
+use crate::exec::Values;
 use crate::plan::{GraphContext, Planner};
-use crate::{construct, describe, EngineError, QueryOutcome, SolutionRow};
+use crate::profile::Profile;
+use crate::stream::{SavedQuery, SolutionStream, TripleSource, TripleStream};
+use crate::suspend::{bad_state, Stash};
+use crate::{construct, describe, EngineError, QueryOutcome};
+use oxrdf::NamedNode;
 use spargebra::algebra::QueryDataset;
 use spargebra::{Query, SparqlParser};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tern_index::{Id, Index};
 
 #[derive(Debug, Clone)]
@@ -33,6 +38,53 @@ impl Default for EngineOptions {
     }
 }
 
+/// Stops a running query from another thread (a client went away, an
+/// operator pressed stop). Operators look at it once per batch.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Everything about one query besides its text.
+#[derive(Debug, Clone, Default)]
+pub struct QueryRequest {
+    /// Resolves relative IRIs of the query.
+    pub base_iri: Option<String>,
+    /// The SPARQL Protocol's `default-graph-uri`: when given, it replaces the
+    /// query's FROM clauses (and FROM NAMED, unless `named_graphs` is given).
+    pub default_graphs: Option<Vec<NamedNode>>,
+    /// The SPARQL Protocol's `named-graph-uri`, replacing FROM NAMED.
+    pub named_graphs: Option<Vec<NamedNode>>,
+    /// Lowers the engine's timeout for this query.
+    pub timeout: Option<Duration>,
+    /// Lowers the engine's memory budget for this query.
+    pub memory_budget: Option<u64>,
+    pub cancel: CancelFlag,
+}
+
+/// How long the steps before execution took.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timings {
+    pub parse: Duration,
+    pub plan: Duration,
+}
+
+/// A started query: its (lazy) results, the time spent getting there, and
+/// the live runtime information of its operators.
+pub struct Execution {
+    pub outcome: QueryOutcome,
+    pub timings: Timings,
+    pub profile: Profile,
+}
+
 /// Runs SPARQL queries against one index. Cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
@@ -51,8 +103,41 @@ impl Engine {
 
     /// Parses, plans and starts a query. `base_iri` resolves relative IRIs.
     pub fn query(&self, query: &str, base_iri: Option<&str>) -> Result<QueryOutcome, EngineError> {
+        let request = QueryRequest {
+            base_iri: base_iri.map(str::to_owned),
+            ..QueryRequest::default()
+        };
+        Ok(self.execute(query, &request)?.outcome)
+    }
+
+    /// Parses, plans and starts a query with the request's dataset, limits and
+    /// cancellation flag.
+    pub fn execute(&self, query: &str, request: &QueryRequest) -> Result<Execution, EngineError> {
+        self.start(query, request, None)
+    }
+
+    /// Starts a query again where [`SolutionStream::suspend`] or
+    /// [`TripleStream::suspend`] left it. `query` and `request` must be those
+    /// of the suspended run; materialized state is taken from `stash`.
+    pub fn resume(
+        &self,
+        query: &str,
+        request: &QueryRequest,
+        saved: &SavedQuery,
+        stash: &Stash,
+    ) -> Result<Execution, EngineError> {
+        self.start(query, request, Some((saved, stash)))
+    }
+
+    fn start(
+        &self,
+        query: &str,
+        request: &QueryRequest,
+        resume: Option<(&SavedQuery, &Stash)>,
+    ) -> Result<Execution, EngineError> {
+        let started = Instant::now();
         let mut parser = SparqlParser::new();
-        if let Some(base) = base_iri {
+        if let Some(base) = &request.base_iri {
             parser = parser
                 .with_base_iri(base)
                 .map_err(|e| EngineError::Parse(e.to_string()))?;
@@ -60,170 +145,141 @@ impl Engine {
         let query = parser
             .parse_query(query)
             .map_err(|e| EngineError::Parse(e.to_string()))?;
-        match query {
+        let parsed = Instant::now();
+        let (dataset, base_iri, pattern) = match &query {
             Query::Select {
                 dataset,
                 pattern,
                 base_iri,
-            } => {
-                let (ctx, root) = self.start(dataset.as_ref(), base_iri, &pattern)?;
-                let rows = Rows::new(ctx, root);
-                Ok(QueryOutcome::Solutions {
-                    variables: rows.variables(),
-                    rows: Box::new(rows),
-                })
             }
-            Query::Ask {
+            | Query::Ask {
                 dataset,
                 pattern,
                 base_iri,
-            } => {
-                let (_, mut root) = self.start(dataset.as_ref(), base_iri, &pattern)?;
-                Ok(QueryOutcome::Boolean(root.next_batch()?.is_some()))
             }
-            Query::Construct {
-                template,
+            | Query::Construct {
                 dataset,
                 pattern,
                 base_iri,
-            } => {
-                let (ctx, root) = self.start(dataset.as_ref(), base_iri, &pattern)?;
-                Ok(QueryOutcome::Graph(Box::new(construct::Construct::new(
-                    Rows::new(ctx, root),
-                    template,
-                ))))
+                ..
             }
-            Query::Describe {
+            | Query::Describe {
                 dataset,
                 pattern,
                 base_iri,
-            } => {
-                let (ctx, root) = self.start(dataset.as_ref(), base_iri, &pattern)?;
-                let triples = describe::describe(&ctx, Rows::new(ctx.clone(), root))?;
-                Ok(QueryOutcome::Graph(Box::new(triples.into_iter().map(Ok))))
+            } => (dataset.as_ref(), base_iri.clone(), pattern),
+        };
+        let now = match resume {
+            Some((saved, _)) if !saved.context.numbers.is_empty() => {
+                Some(QueryContext::saved_now(&saved.context)?)
             }
+            _ => None,
+        };
+        let ctx = self.context(dataset, base_iri, request, now)?;
+        if let (Query::Describe { .. }, Some((saved, stash))) = (&query, resume) {
+            // A suspended DESCRIBE had computed its descriptions already.
+            let handle = saved.plan.stashed.ok_or_else(|| bad_state("DESCRIBE"))?;
+            return Ok(Execution {
+                outcome: QueryOutcome::Graph(TripleStream(TripleSource::Described(
+                    stash.take(handle)?,
+                ))),
+                timings: Timings::default(),
+                profile: Profile::of(&Values::empty(Vec::new())),
+            });
         }
-    }
-
-    /// The query's context and its planned operator tree.
-    fn start(
-        &self,
-        dataset: Option<&QueryDataset>,
-        base_iri: Option<oxiri::Iri<String>>,
-        pattern: &spargebra::algebra::GraphPattern,
-    ) -> Result<(Arc<QueryContext>, BoxedOperator), EngineError> {
-        let ctx = self.context(dataset, base_iri)?;
         let root = Planner::new(ctx.clone()).plan(pattern, &GraphContext::Default)?;
-        Ok((ctx, root))
+        let profile = Profile::of(root.as_ref());
+        let mut solutions = SolutionStream::new(ctx.clone(), root);
+        if let Some((saved, stash)) = resume {
+            solutions.restore(saved, stash)?;
+        }
+        let timings = Timings {
+            parse: parsed - started,
+            plan: parsed.elapsed(),
+        };
+        let outcome = match query {
+            Query::Select { .. } => QueryOutcome::Solutions {
+                variables: solutions.variables(),
+                rows: solutions,
+            },
+            Query::Ask { .. } => QueryOutcome::Boolean(solutions.next().transpose()?.is_some()),
+            Query::Construct { template, .. } => {
+                let mut construct = construct::Construct::new(solutions, template);
+                if let Some((saved, stash)) = resume {
+                    if let Some(state) = &saved.construct {
+                        construct.restore(state, stash)?;
+                    }
+                }
+                QueryOutcome::Graph(TripleStream(TripleSource::Construct(Box::new(construct))))
+            }
+            Query::Describe { .. } => {
+                let triples = describe::describe(&ctx, solutions)?;
+                QueryOutcome::Graph(TripleStream(TripleSource::Described(triples.into_iter())))
+            }
+        };
+        Ok(Execution {
+            outcome,
+            timings,
+            profile,
+        })
     }
 
     fn context(
         &self,
         dataset: Option<&QueryDataset>,
         base_iri: Option<oxiri::Iri<String>>,
+        request: &QueryRequest,
+        now: Option<oxsdatatypes::DateTime>,
     ) -> Result<Arc<QueryContext>, EngineError> {
-        let (default_graph, named_graphs) = match dataset {
-            None => (
-                if self.options.default_graph_is_union {
-                    GraphSet::All
-                } else {
-                    GraphSet::IndexDefault
-                },
-                GraphSet::AllNamed,
-            ),
-            Some(dataset) => {
-                let ids = |graphs: &[oxrdf::NamedNode]| -> Result<Vec<Id>, EngineError> {
-                    let mut ids = Vec::new();
-                    for g in graphs {
-                        if let Some(id) = self.index.id_of(g.as_ref().into())? {
-                            ids.push(id);
-                        }
-                    }
-                    Ok(ids)
-                };
-                (
+        let ids = |graphs: &[NamedNode]| -> Result<Vec<Id>, EngineError> {
+            let mut ids = Vec::new();
+            for g in graphs {
+                if let Some(id) = self.index.id_of(g.as_ref().into())? {
+                    ids.push(id);
+                }
+            }
+            Ok(ids)
+        };
+        let (default_graph, named_graphs) = match (&request.default_graphs, &request.named_graphs) {
+            (None, None) => match dataset {
+                None => (
+                    if self.options.default_graph_is_union {
+                        GraphSet::All
+                    } else {
+                        GraphSet::IndexDefault
+                    },
+                    GraphSet::AllNamed,
+                ),
+                Some(dataset) => (
                     GraphSet::Only(ids(&dataset.default)?),
                     GraphSet::Only(ids(dataset.named.as_deref().unwrap_or_default())?),
-                )
-            }
+                ),
+            },
+            // The protocol's dataset replaces the query's.
+            (default, named) => (
+                GraphSet::Only(ids(default.as_deref().unwrap_or_default())?),
+                GraphSet::Only(ids(named.as_deref().unwrap_or_default())?),
+            ),
+        };
+        let lower = |a: Option<Duration>, b: Option<Duration>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let memory_budget = match (self.options.memory_budget, request.memory_budget) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         };
         Ok(Arc::new(QueryContext::new(
             self.index.clone(),
             default_graph,
             named_graphs,
-            self.options.timeout,
-            self.options.memory_budget,
+            Limits {
+                timeout: lower(self.options.timeout, request.timeout),
+                memory_budget,
+                cancel: request.cancel.clone(),
+            },
             base_iri,
+            now,
         )))
-    }
-}
-
-/// Solutions as terms, decoded a batch at a time.
-pub(crate) struct Rows {
-    ctx: Arc<QueryContext>,
-    root: BoxedOperator,
-    /// Output columns of the root that are shown (internal blank-node
-    /// variables are not).
-    shown: Vec<usize>,
-    buffer: std::collections::VecDeque<SolutionRow>,
-    done: bool,
-}
-
-impl Rows {
-    fn new(ctx: Arc<QueryContext>, root: BoxedOperator) -> Rows {
-        let shown = root
-            .variables()
-            .iter()
-            .enumerate()
-            .filter(|(_, v)| !crate::plan::is_blank_variable(v))
-            .map(|(i, _)| i)
-            .collect();
-        Rows {
-            ctx,
-            root,
-            shown,
-            buffer: Default::default(),
-            done: false,
-        }
-    }
-
-    pub(crate) fn variables(&self) -> Vec<oxrdf::Variable> {
-        self.shown
-            .iter()
-            .map(|&i| self.root.variables()[i].clone())
-            .collect()
-    }
-
-    fn fill(&mut self) -> Result<(), EngineError> {
-        while self.buffer.is_empty() && !self.done {
-            match self.root.next_batch()? {
-                None => self.done = true,
-                Some(batch) => {
-                    let columns: Vec<Vec<Option<oxrdf::Term>>> = self
-                        .shown
-                        .iter()
-                        .map(|&c| self.ctx.terms(&batch.columns[c]))
-                        .collect::<Result<_, _>>()?;
-                    for i in 0..batch.len {
-                        self.buffer
-                            .push_back(columns.iter().map(|c| c[i].clone()).collect());
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Iterator for Rows {
-    type Item = Result<SolutionRow, EngineError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if let Err(e) = self.fill() {
-            self.done = true;
-            self.buffer.clear();
-            return Some(Err(e));
-        }
-        self.buffer.pop_front().map(Ok)
     }
 }

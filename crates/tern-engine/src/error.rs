@@ -9,8 +9,14 @@ pub enum EngineError {
     Unsupported(String),
     #[error("query timed out after {0:.1} s")]
     Timeout(f64),
+    #[error("query cancelled")]
+    Cancelled,
     #[error("memory budget of {budget} bytes exceeded")]
     MemoryBudget { budget: u64 },
+    #[error("the saved state of this query is gone (expired or already resumed)")]
+    StateGone,
+    #[error("invalid saved query state: {0}")]
+    BadState(String),
     #[error(transparent)]
     Index(#[from] IndexError),
 }

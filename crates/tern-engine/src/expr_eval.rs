@@ -81,3 +81,9 @@ impl RowEvaluator {
         }
     }
 }
+
+impl std::fmt::Display for RowEvaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.expression.fmt(f)
+    }
+}

@@ -12,8 +12,13 @@ mod exec;
 pub mod expr;
 mod expr_eval;
 mod plan;
+mod profile;
 mod results;
+mod stream;
+pub mod suspend;
 
-pub use engine::{Engine, EngineOptions};
+pub use engine::{CancelFlag, Engine, EngineOptions, Execution, QueryRequest, Timings};
 pub use error::EngineError;
+pub use profile::{PlanProfile, Profile};
 pub use results::{QueryOutcome, SolutionRow};
+pub use stream::{SavedQuery, SolutionStream, TripleStream};

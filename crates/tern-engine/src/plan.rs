@@ -8,8 +8,8 @@
 use crate::context::QueryContext;
 use crate::exec::{BoxedOperator, Operator};
 use crate::exec::{
-    Distinct, Extend, Filter, GraphScope, Group, HashJoin, LeftJoin, Minus, OrderBy, PathScan,
-    PatternTerm, Project, Scan, Slice, Union, Values,
+    Distinct, Extend, Filter, GraphScope, Group, HashJoin, LeftJoin, Measured, Minus, OrderBy,
+    PathScan, PatternTerm, Project, Scan, Slice, Union, Values,
 };
 use crate::EngineError;
 use oxrdf::{Term, Variable};
@@ -43,7 +43,25 @@ impl Planner {
         Planner { ctx }
     }
 
+    /// The operator tree of a pattern, every operator measured for EXPLAIN.
     pub fn plan(
+        &self,
+        pattern: &GraphPattern,
+        graph: &GraphContext,
+    ) -> Result<BoxedOperator, EngineError> {
+        match pattern {
+            // Measures its scans and joins itself.
+            GraphPattern::Bgp { patterns } => self.plan_bgp(patterns, graph),
+            // A GRAPH clause is no operator of its own.
+            GraphPattern::Graph { .. } => self.plan_operator(pattern, graph),
+            _ => Ok(Box::new(Measured::new(
+                self.plan_operator(pattern, graph)?,
+                None,
+            ))),
+        }
+    }
+
+    fn plan_operator(
         &self,
         pattern: &GraphPattern,
         graph: &GraphContext,
@@ -275,21 +293,30 @@ impl Planner {
         let first = remaining.remove(0);
         let mut bound: Vec<Variable> = scans[first].1.clone();
         let (_, vars, terms, scope) = scans[first].clone();
-        let mut plan: BoxedOperator = Box::new(Scan::new(self.ctx.clone(), vars, terms, scope));
+        let mut plan: BoxedOperator = Box::new(Measured::new(
+            Box::new(Scan::new(self.ctx.clone(), vars, terms, scope)),
+            Some(scans[first].0),
+        ));
         while !remaining.is_empty() {
             let pick = remaining
                 .iter()
                 .position(|&i| scans[i].1.iter().any(|v| bound.contains(v)))
                 .unwrap_or(0);
             let next = remaining.remove(pick);
-            let (_, vars, terms, scope) = scans[next].clone();
+            let (estimate, vars, terms, scope) = scans[next].clone();
             for v in &vars {
                 if !bound.contains(v) {
                     bound.push(v.clone());
                 }
             }
-            let scan: BoxedOperator = Box::new(Scan::new(self.ctx.clone(), vars, terms, scope));
-            plan = Box::new(HashJoin::new(self.ctx.clone(), plan, scan));
+            let scan: BoxedOperator = Box::new(Measured::new(
+                Box::new(Scan::new(self.ctx.clone(), vars, terms, scope)),
+                Some(estimate),
+            ));
+            plan = Box::new(Measured::new(
+                Box::new(HashJoin::new(self.ctx.clone(), plan, scan)),
+                None,
+            ));
         }
         Ok(plan)
     }

@@ -218,3 +218,35 @@ fn a_tiny_memory_budget_spills_and_builds_the_same_index() {
         assert_eq!(all_rows(&roomy, perm), all_rows(&tight, perm), "{perm:?}");
     }
 }
+
+/// A scan resumed after any row it returned continues with exactly the rows
+/// that followed it, with and without a bound prefix.
+#[test]
+fn resumed_scans_continue_after_the_saved_row() {
+    let (_tmp, index) = generated_index();
+    let rows_of = |iter: tern_index::permutation::ScanIter| -> Vec<[u64; 4]> {
+        iter.flat_map(|b| {
+            let b = b.unwrap();
+            (0..b.len()).map(move |i| b.row(i)).collect::<Vec<_>>()
+        })
+        .collect()
+    };
+    for perm in [Permutation::Spo, Permutation::Pos, Permutation::Osp] {
+        let all = all_rows(&index, perm);
+        // The leading value with the most rows, so the prefix scan spans blocks.
+        let mut counts = std::collections::HashMap::new();
+        for row in &all {
+            *counts.entry(row[0]).or_insert(0usize) += 1;
+        }
+        let leading = Id(*counts.iter().max_by_key(|(_, &n)| n).unwrap().0);
+        for prefix in [vec![], vec![leading]] {
+            let rows = rows_of(index.scan(perm, &prefix, ScanRange::ALL));
+            assert!(rows.len() > 10, "{perm:?} {prefix:?}");
+            for cut in [0, 1, rows.len() / 3, rows.len() - 2, rows.len() - 1] {
+                let mut iter = index.scan(perm, &prefix, ScanRange::ALL);
+                iter.resume_after(rows[cut]);
+                assert_eq!(rows_of(iter), rows[cut + 1..], "{perm:?} after row {cut}");
+            }
+        }
+    }
+}

@@ -4,8 +4,8 @@ use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
-use tern_engine::{Engine, EngineOptions, QueryOutcome};
+use std::time::{Duration, Instant};
+use tern_engine::{Engine, EngineOptions, QueryOutcome, QueryRequest};
 use tern_export::{GraphFormat, SolutionsFormat};
 use tern_index::Index;
 
@@ -23,6 +23,10 @@ pub struct QueryArgs {
     /// Memory budget for the query's materialized state, e.g. 512M.
     #[arg(long, value_parser = parse_size)]
     memory: Option<u64>,
+    /// Run the query, discard its results and print the plan with runtime
+    /// information per operator (estimated and actual rows, time, blocks read).
+    #[arg(long)]
+    explain: bool,
     /// Read the query from a file.
     #[arg(long, conflicts_with = "query")]
     file: Option<PathBuf>,
@@ -47,6 +51,9 @@ pub fn run(args: QueryArgs) -> Result<()> {
             ..EngineOptions::default()
         },
     );
+    if args.explain {
+        return explain(&engine, &text);
+    }
     let outcome = engine.query(&text, None)?;
     let stdout = std::io::stdout().lock();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout);
@@ -88,4 +95,40 @@ fn solutions_format(name: Option<&str>) -> Result<SolutionsFormat> {
         Some("csv") => SolutionsFormat::Csv,
         Some(other) => bail!("{other:?} is not a format for solutions (use json, xml, csv or tsv)"),
     })
+}
+
+fn explain(engine: &Engine, text: &str) -> Result<()> {
+    let started = Instant::now();
+    let execution = engine.execute(text, &QueryRequest::default())?;
+    let counted = Instant::now();
+    let results: u64 = match execution.outcome {
+        QueryOutcome::Solutions { rows, .. } => {
+            let mut n = 0;
+            for row in rows {
+                row?;
+                n += 1;
+            }
+            n
+        }
+        QueryOutcome::Boolean(_) => 1,
+        QueryOutcome::Graph(triples) => {
+            let mut n = 0;
+            for triple in triples {
+                triple?;
+                n += 1;
+            }
+            n
+        }
+    };
+    let timings = execution.timings;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    print!("{}", execution.profile.snapshot().to_text());
+    println!(
+        "results {results}; parse {:.3} ms, plan {:.3} ms, execute {:.3} ms, total {:.3} ms",
+        ms(timings.parse),
+        ms(timings.plan),
+        ms(counted.elapsed()),
+        ms(started.elapsed())
+    );
+    Ok(())
 }

@@ -3,6 +3,8 @@
 
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use rustc_hash::FxHashSet;
@@ -28,6 +30,28 @@ impl Distinct {
 impl Operator for Distinct {
     fn variables(&self) -> &[Variable] {
         self.input.variables()
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        OperatorInfo::new("Distinct", "")
+    }
+
+    fn children(&self) -> Vec<&dyn Operator> {
+        vec![self.input.as_ref()]
+    }
+
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        Ok(OperatorState {
+            stashed: Some(stash.put(std::mem::take(&mut self.seen))),
+            ..OperatorState::wrapping(self.input.save(stash)?)
+        })
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        if let Some(handle) = state.stashed {
+            self.seen = stash.take(handle)?;
+        }
+        self.input.restore(state.into_child()?, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

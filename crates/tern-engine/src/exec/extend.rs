@@ -3,6 +3,8 @@
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
 use crate::expr_eval::RowEvaluator;
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use spargebra::algebra::Expression;
@@ -37,6 +39,29 @@ impl Extend {
 impl Operator for Extend {
     fn variables(&self) -> &[Variable] {
         &self.variables
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        OperatorInfo::new(
+            "Bind",
+            format!(
+                "{} := {}",
+                self.variables[self.variables.len() - 1],
+                self.expression
+            ),
+        )
+    }
+
+    fn children(&self) -> Vec<&dyn Operator> {
+        vec![self.input.as_ref()]
+    }
+
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        Ok(OperatorState::wrapping(self.input.save(stash)?))
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        self.input.restore(state.into_child()?, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

@@ -4,6 +4,8 @@ use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
 use crate::expr::Accumulator;
 use crate::expr_eval::RowEvaluator;
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use rustc_hash::FxHashMap;
@@ -77,9 +79,50 @@ impl Group {
     }
 }
 
+impl Group {
+    fn describe_keys(&self) -> String {
+        let keys = self.key_columns.len();
+        let by = super::variable_list(&self.variables[..keys]);
+        let aggregates: Vec<String> = self.variables[keys..]
+            .iter()
+            .zip(&self.aggregates)
+            .map(|(v, (a, _))| format!("{v} := {a}"))
+            .collect();
+        format!("by {by}; {}", aggregates.join(", "))
+    }
+}
+
 impl Operator for Group {
     fn variables(&self) -> &[Variable] {
         &self.variables
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        OperatorInfo::new("Group", self.describe_keys())
+    }
+
+    fn children(&self) -> Vec<&dyn Operator> {
+        self.input
+            .as_deref()
+            .map(|i| i as &dyn Operator)
+            .into_iter()
+            .collect()
+    }
+
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        super::save_materialized(
+            self.input.is_none(),
+            &mut self.output,
+            self.input.as_mut(),
+            stash,
+        )
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        if super::restore_materialized(state, &mut self.output, self.input.as_mut(), stash)? {
+            self.input = None;
+        }
+        Ok(())
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

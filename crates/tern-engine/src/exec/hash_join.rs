@@ -3,6 +3,8 @@
 
 use super::{Batch, BoxedOperator, Operator, RowTable, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use std::sync::Arc;
@@ -45,6 +47,31 @@ impl HashJoin {
 impl Operator for HashJoin {
     fn variables(&self) -> &[Variable] {
         &self.variables
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        OperatorInfo::new(
+            "HashJoin",
+            super::join_detail(&self.shared, self.probe.variables()),
+        )
+    }
+
+    fn children(&self) -> Vec<&dyn Operator> {
+        let mut children = vec![self.probe.as_ref()];
+        children.extend(self.build.as_deref().map(|b| b as &dyn Operator));
+        children
+    }
+
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        let streamed = self.probe.save(stash)?;
+        let table = RowTable::save(&mut self.table, self.build.as_mut(), stash)?;
+        Ok(OperatorState::new(Vec::new(), vec![streamed, table]))
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        let [streamed, table] = state.into_children()?;
+        self.probe.restore(streamed, stash)?;
+        RowTable::restore(table, &mut self.table, &mut self.build, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

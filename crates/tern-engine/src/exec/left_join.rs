@@ -4,6 +4,8 @@
 use super::{Batch, BoxedOperator, Operator, RowTable, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
 use crate::expr_eval::RowEvaluator;
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use spargebra::algebra::Expression;
@@ -50,6 +52,31 @@ impl LeftJoin {
 impl Operator for LeftJoin {
     fn variables(&self) -> &[Variable] {
         &self.variables
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        OperatorInfo::new(
+            "LeftJoin",
+            super::join_detail(&self.shared, self.left.variables()),
+        )
+    }
+
+    fn children(&self) -> Vec<&dyn Operator> {
+        let mut children = vec![self.left.as_ref()];
+        children.extend(self.right.as_deref().map(|b| b as &dyn Operator));
+        children
+    }
+
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        let streamed = self.left.save(stash)?;
+        let table = RowTable::save(&mut self.table, self.right.as_mut(), stash)?;
+        Ok(OperatorState::new(Vec::new(), vec![streamed, table]))
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        let [streamed, table] = state.into_children()?;
+        self.left.restore(streamed, stash)?;
+        RowTable::restore(table, &mut self.table, &mut self.right, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

@@ -2,6 +2,8 @@
 
 use super::{Batch, BoxedOperator, Operator, RowTable, Solution};
 use crate::context::QueryContext;
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use std::sync::Arc;
@@ -35,6 +37,31 @@ impl Minus {
 impl Operator for Minus {
     fn variables(&self) -> &[Variable] {
         self.left.variables()
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        OperatorInfo::new(
+            "Minus",
+            super::join_detail(&self.shared, self.left.variables()),
+        )
+    }
+
+    fn children(&self) -> Vec<&dyn Operator> {
+        let mut children = vec![self.left.as_ref()];
+        children.extend(self.right.as_deref().map(|b| b as &dyn Operator));
+        children
+    }
+
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        let streamed = self.left.save(stash)?;
+        let table = RowTable::save(&mut self.table, self.right.as_mut(), stash)?;
+        Ok(OperatorState::new(Vec::new(), vec![streamed, table]))
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        let [streamed, table] = state.into_children()?;
+        self.left.restore(streamed, stash)?;
+        RowTable::restore(table, &mut self.table, &mut self.right, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

@@ -8,6 +8,7 @@ mod filter;
 mod group;
 mod hash_join;
 mod left_join;
+mod measured;
 mod minus;
 mod order_by;
 mod path;
@@ -24,6 +25,7 @@ pub use filter::Filter;
 pub use group::Group;
 pub use hash_join::HashJoin;
 pub use left_join::LeftJoin;
+pub use measured::Measured;
 pub use minus::Minus;
 pub use order_by::OrderBy;
 pub use path::PathScan;
@@ -34,6 +36,8 @@ pub use slice::Slice;
 pub use union::Union;
 pub use values::Values;
 
+use crate::profile::{OperatorInfo, ProfileNode};
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use tern_index::Id;
@@ -89,8 +93,35 @@ impl Batch {
 pub trait Operator: Send {
     /// The variable of each output column.
     fn variables(&self) -> &[Variable];
+
     /// The next batch, or `None` at the end. Batches are never empty.
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError>;
+
+    /// Name and details for EXPLAIN.
+    fn describe(&self) -> OperatorInfo;
+
+    /// The inputs, in the order their states are saved.
+    fn children(&self) -> Vec<&dyn Operator> {
+        Vec::new()
+    }
+
+    /// This operator's node of the live plan profile.
+    fn profile(&self) -> ProfileNode {
+        ProfileNode {
+            info: self.describe(),
+            estimated_rows: None,
+            stats: None,
+            children: self.children().into_iter().map(|c| c.profile()).collect(),
+        }
+    }
+
+    /// Saves where the operator stands between two batches, moving any
+    /// materialized state into the stash. The operator is dropped afterwards.
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError>;
+
+    /// Puts a freshly planned operator back where [`save`](Self::save) left
+    /// the same operator of the same plan.
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError>;
 }
 
 pub type BoxedOperator = Box<dyn Operator>;
@@ -125,4 +156,60 @@ pub fn batch_of(rows: &[Vec<Id>], width: usize) -> Batch {
         batch.push_row(row);
     }
     batch
+}
+
+/// `?a ?b ?c`, for EXPLAIN.
+pub fn variable_list(variables: &[Variable]) -> String {
+    variables
+        .iter()
+        .map(|v| v.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The join variables of a two-input operator, for EXPLAIN.
+pub fn join_detail(shared: &[(usize, usize)], left: &[Variable]) -> String {
+    let on: Vec<Variable> = shared.iter().map(|&(l, _)| left[l].clone()).collect();
+    if on.is_empty() {
+        "cross product".to_owned()
+    } else {
+        format!("on {}", variable_list(&on))
+    }
+}
+
+/// State of an operator that computes its whole result on the first call and
+/// then hands it out: before that, its input's state; after, the rows not yet
+/// handed out, stashed.
+pub fn save_materialized(
+    materialized: bool,
+    output: &mut std::vec::IntoIter<Vec<Id>>,
+    input: Option<&mut BoxedOperator>,
+    stash: &Stash,
+) -> Result<OperatorState, EngineError> {
+    if materialized {
+        return Ok(OperatorState::stashed(stash.put(std::mem::take(output))));
+    }
+    let children = match input {
+        Some(input) => vec![input.save(stash)?],
+        None => Vec::new(),
+    };
+    Ok(OperatorState::new(Vec::new(), children))
+}
+
+/// Restores what [`save_materialized`] saved; true when the result was
+/// already materialized (the caller then drops its input).
+pub fn restore_materialized(
+    state: OperatorState,
+    output: &mut std::vec::IntoIter<Vec<Id>>,
+    input: Option<&mut BoxedOperator>,
+    stash: &Stash,
+) -> Result<bool, EngineError> {
+    if let Some(handle) = state.stashed {
+        *output = stash.take(handle)?;
+        return Ok(true);
+    }
+    if let Some(input) = input {
+        input.restore(state.into_child()?, stash)?;
+    }
+    Ok(false)
 }

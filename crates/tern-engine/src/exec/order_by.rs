@@ -3,6 +3,8 @@
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
 use crate::expr_eval::RowEvaluator;
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
 use crate::{expr, EngineError};
 use oxrdf::{Term, Variable};
 use spargebra::algebra::OrderExpression;
@@ -45,9 +47,53 @@ impl OrderBy {
     }
 }
 
+impl OrderBy {
+    fn describe_keys(&self) -> String {
+        self.keys
+            .iter()
+            .map(|(k, asc)| {
+                if *asc {
+                    format!("ASC({k})")
+                } else {
+                    format!("DESC({k})")
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
 impl Operator for OrderBy {
     fn variables(&self) -> &[Variable] {
         &self.variables
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        OperatorInfo::new("OrderBy", self.describe_keys())
+    }
+
+    fn children(&self) -> Vec<&dyn Operator> {
+        self.input
+            .as_deref()
+            .map(|i| i as &dyn Operator)
+            .into_iter()
+            .collect()
+    }
+
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        super::save_materialized(
+            self.input.is_none(),
+            &mut self.sorted,
+            self.input.as_mut(),
+            stash,
+        )
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        if super::restore_materialized(state, &mut self.sorted, self.input.as_mut(), stash)? {
+            self.input = None;
+        }
+        Ok(())
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

@@ -5,6 +5,8 @@
 use super::scan::{GraphScope, PatternTerm, Scan};
 use super::{Batch, Operator};
 use crate::context::QueryContext;
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::{NamedNode, Variable};
 use rustc_hash::FxHashSet;
@@ -228,9 +230,38 @@ fn dedup(mut nodes: Vec<Id>) -> Vec<Id> {
     nodes
 }
 
+impl PathScan {
+    fn describe_path(&self) -> String {
+        let end = |t: PatternTerm| match t {
+            PatternTerm::Constant(id) => format!("{id:?}"),
+            PatternTerm::Variable(c) => self.variables[c].to_string(),
+        };
+        let path = self
+            .path
+            .as_ref()
+            .map_or_else(|| "(evaluated)".to_owned(), |p| p.to_string());
+        format!("{} {path} {}", end(self.subject), end(self.object))
+    }
+}
+
 impl Operator for PathScan {
     fn variables(&self) -> &[Variable] {
         &self.variables
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        OperatorInfo::new("PathScan", self.describe_path())
+    }
+
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        super::save_materialized(self.path.is_none(), &mut self.output, None, stash)
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        if super::restore_materialized(state, &mut self.output, None, stash)? {
+            self.path = None;
+        }
+        Ok(())
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

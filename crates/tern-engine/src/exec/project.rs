@@ -2,6 +2,8 @@
 //! not bind becomes an unbound column.
 
 use super::{Batch, BoxedOperator, Operator};
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use tern_index::Id;
@@ -29,6 +31,22 @@ impl Project {
 impl Operator for Project {
     fn variables(&self) -> &[Variable] {
         &self.variables
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        OperatorInfo::new("Project", super::variable_list(&self.variables))
+    }
+
+    fn children(&self) -> Vec<&dyn Operator> {
+        vec![self.input.as_ref()]
+    }
+
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        Ok(OperatorState::wrapping(self.input.save(stash)?))
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        self.input.restore(state.into_child()?, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

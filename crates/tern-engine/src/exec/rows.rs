@@ -108,3 +108,37 @@ impl RowTable {
         out
     }
 }
+
+impl RowTable {
+    /// The state of a join's materialized side: the table once built (stashed),
+    /// the state of the input that builds it before.
+    pub fn save(
+        table: &mut Option<RowTable>,
+        build: Option<&mut super::BoxedOperator>,
+        stash: &crate::suspend::Stash,
+    ) -> Result<crate::suspend::OperatorState, crate::EngineError> {
+        match (table.take(), build) {
+            (Some(table), _) => Ok(crate::suspend::OperatorState::stashed(stash.put(table))),
+            (None, Some(build)) => build.save(stash),
+            (None, None) => Err(crate::suspend::bad_state("join without its build side")),
+        }
+    }
+
+    /// Restores what [`save`](Self::save) saved.
+    pub fn restore(
+        state: crate::suspend::OperatorState,
+        table: &mut Option<RowTable>,
+        build: &mut Option<super::BoxedOperator>,
+        stash: &crate::suspend::Stash,
+    ) -> Result<(), crate::EngineError> {
+        match (state.stashed, build.as_mut()) {
+            (Some(handle), _) => {
+                *table = Some(stash.take(handle)?);
+                *build = None;
+                Ok(())
+            }
+            (None, Some(input)) => input.restore(state, stash),
+            (None, None) => Err(crate::suspend::bad_state("join without its build side")),
+        }
+    }
+}

@@ -4,8 +4,11 @@
 
 use super::{Batch, Operator};
 use crate::context::{GraphSet, QueryContext};
+use crate::profile::OperatorInfo;
+use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tern_index::permutation::ScanIter;
 use tern_index::{Id, Permutation, ScanRange};
@@ -39,6 +42,9 @@ pub struct Scan {
     /// The triple of the last row emitted, to merge graphs of a default graph
     /// that spans several graphs.
     last_triple: Option<[u64; 3]>,
+    /// The last index row read: where a resumed scan continues.
+    last_row: Option<[u64; 4]>,
+    blocks_read: Arc<AtomicU64>,
 }
 
 /// The permutation with the pattern's constants as leading columns, and those
@@ -75,6 +81,8 @@ impl Scan {
             perm,
             iter,
             last_triple: None,
+            last_row: None,
+            blocks_read: Arc::default(),
         }
     }
 
@@ -114,6 +122,63 @@ impl Operator for Scan {
         &self.variables
     }
 
+    fn describe(&self) -> OperatorInfo {
+        let names = ["S", "P", "O"];
+        let terms: Vec<String> = self
+            .terms
+            .iter()
+            .map(|t| match *t {
+                PatternTerm::Constant(id) => match self.ctx.term(id) {
+                    Ok(Some(term)) => term.to_string(),
+                    _ => format!("{id:?}"),
+                },
+                PatternTerm::Variable(c) => self.variables[c].to_string(),
+            })
+            .collect();
+        let order: String = self.perm.order().iter().map(|&p| names[p]).collect();
+        let graph = match self.graph {
+            GraphScope::Default => String::new(),
+            GraphScope::Named(g) => format!(" in graph {g:?}"),
+            GraphScope::NamedVariable(c) => format!(" in graph {}", self.variables[c]),
+        };
+        OperatorInfo {
+            name: "Scan",
+            detail: format!("{order} {}{graph}", terms.join(" ")),
+            blocks_read: Some(self.blocks_read.clone()),
+        }
+    }
+
+    fn save(&mut self, _: &Stash) -> Result<OperatorState, EngineError> {
+        let mut numbers = Vec::with_capacity(8);
+        if let Some(row) = self.last_row {
+            numbers.extend_from_slice(&row);
+            if let Some(triple) = self.last_triple {
+                numbers.extend_from_slice(&triple);
+            }
+        }
+        Ok(OperatorState::new(numbers, Vec::new()))
+    }
+
+    fn restore(&mut self, state: OperatorState, _: &Stash) -> Result<(), EngineError> {
+        let numbers = &state.numbers;
+        match numbers.len() {
+            0 => return Ok(()),
+            4 | 7 => {}
+            n => {
+                return Err(bad_state(format!(
+                    "a scan position has 4 or 7 numbers, not {n}"
+                )))
+            }
+        }
+        let row = [numbers[0], numbers[1], numbers[2], numbers[3]];
+        self.iter.resume_after(row);
+        self.last_row = Some(row);
+        if numbers.len() == 7 {
+            self.last_triple = Some([numbers[4], numbers[5], numbers[6]]);
+        }
+        Ok(())
+    }
+
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         let width = self.variables.len();
         loop {
@@ -122,6 +187,11 @@ impl Operator for Scan {
                 return Ok(None);
             };
             let rows = rows?;
+            self.blocks_read
+                .store(self.iter.blocks_read(), Ordering::Relaxed);
+            if !rows.is_empty() {
+                self.last_row = Some(rows.row(rows.len() - 1));
+            }
             let mut out = Batch::with_columns(width);
             let mut row_out = vec![Id::UNDEFINED; width];
             'rows: for i in 0..rows.len() {

@@ -1,6 +1,8 @@
 //! OFFSET and LIMIT.
 
 use super::{Batch, BoxedOperator, Operator};
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 
@@ -23,6 +25,31 @@ impl Slice {
 impl Operator for Slice {
     fn variables(&self) -> &[Variable] {
         self.input.variables()
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        let limit = self
+            .remaining
+            .map_or_else(String::new, |l| format!(" limit {l}"));
+        OperatorInfo::new("Slice", format!("offset {}{limit}", self.skip))
+    }
+
+    fn children(&self) -> Vec<&dyn Operator> {
+        vec![self.input.as_ref()]
+    }
+
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        let remaining = self.remaining.map_or(0, |r| r as u64 + 1);
+        Ok(OperatorState::new(
+            vec![self.skip as u64, remaining],
+            vec![self.input.save(stash)?],
+        ))
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        self.skip = state.number(0)? as usize;
+        self.remaining = state.number(1)?.checked_sub(1).map(|r| r as usize);
+        self.input.restore(state.into_child()?, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

@@ -1,6 +1,8 @@
 //! UNION: the rows of the left input, then of the right, on a common schema.
 
 use super::{Batch, BoxedOperator, Operator};
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use tern_index::Id;
@@ -40,6 +42,33 @@ impl Union {
 impl Operator for Union {
     fn variables(&self) -> &[Variable] {
         &self.variables
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        OperatorInfo::new("Union", "")
+    }
+
+    fn children(&self) -> Vec<&dyn Operator> {
+        self.inputs
+            .iter()
+            .map(|(input, _)| input.as_ref())
+            .collect()
+    }
+
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        let children = self
+            .inputs
+            .iter_mut()
+            .map(|(input, _)| input.save(stash))
+            .collect::<Result<_, _>>()?;
+        Ok(OperatorState::new(vec![self.current as u64], children))
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        self.current = state.number(0)? as usize;
+        let [left, right] = state.into_children()?;
+        self.inputs[0].0.restore(left, stash)?;
+        self.inputs[1].0.restore(right, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

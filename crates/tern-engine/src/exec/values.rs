@@ -1,6 +1,8 @@
 //! Constant rows: VALUES, and the single empty solution of an empty pattern.
 
 use super::{Batch, Operator};
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use tern_index::Id;
@@ -32,6 +34,28 @@ impl Values {
 impl Operator for Values {
     fn variables(&self) -> &[Variable] {
         &self.variables
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        let rows = self.rows.as_ref().map_or(0, Vec::len);
+        OperatorInfo::new(
+            "Values",
+            format!("{} ({rows} rows)", super::variable_list(&self.variables)),
+        )
+    }
+
+    fn save(&mut self, _: &Stash) -> Result<OperatorState, EngineError> {
+        Ok(OperatorState::new(
+            vec![u64::from(self.rows.is_none())],
+            vec![],
+        ))
+    }
+
+    fn restore(&mut self, state: OperatorState, _: &Stash) -> Result<(), EngineError> {
+        if state.number(0)? == 1 {
+            self.rows = None;
+        }
+        Ok(())
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

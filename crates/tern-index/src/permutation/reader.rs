@@ -173,6 +173,34 @@ impl ScanIter {
     pub fn blocks_read(&self) -> u64 {
         self.blocks_read
     }
+
+    /// Continues the scan after `row` (a row it returned before, or any row
+    /// in its range): how a suspended query picks up where it stopped,
+    /// finding its block by binary search.
+    pub fn resume_after(&mut self, row: Row) {
+        let Some(next) = successor(row) else {
+            self.blocks = self.blocks.end..self.blocks.end;
+            return;
+        };
+        if next > self.lo {
+            self.lo = next;
+        }
+        let blocks = &self.reader.inner.blocks;
+        let skip = blocks[self.blocks.clone()].partition_point(|m| m.last < self.lo);
+        self.blocks.start += skip;
+    }
+}
+
+/// The smallest row after `row`, if any.
+fn successor(mut row: Row) -> Option<Row> {
+    for c in (0..4).rev() {
+        if row[c] < u64::MAX {
+            row[c] += 1;
+            return Some(row);
+        }
+        row[c] = 0;
+    }
+    None
 }
 
 impl Iterator for ScanIter {

@@ -1,0 +1,203 @@
+//! The lazy results of a started query, and how they are suspended.
+
+use crate::construct::Construct;
+use crate::context::QueryContext;
+use crate::exec::BoxedOperator;
+use crate::suspend::{bad_state, OperatorState, Stash};
+use crate::{EngineError, SolutionRow};
+use oxrdf::{Triple, Variable};
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Solutions as terms, decoded a batch at a time.
+pub struct SolutionStream {
+    ctx: Arc<QueryContext>,
+    root: BoxedOperator,
+    /// Output columns of the root that are shown (internal blank-node
+    /// variables are not).
+    shown: Vec<usize>,
+    buffer: VecDeque<SolutionRow>,
+    done: bool,
+}
+
+impl SolutionStream {
+    pub(crate) fn new(ctx: Arc<QueryContext>, root: BoxedOperator) -> SolutionStream {
+        let shown = root
+            .variables()
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| !crate::plan::is_blank_variable(v))
+            .map(|(i, _)| i)
+            .collect();
+        SolutionStream {
+            ctx,
+            root,
+            shown,
+            buffer: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    pub fn variables(&self) -> Vec<Variable> {
+        self.shown
+            .iter()
+            .map(|&i| self.root.variables()[i].clone())
+            .collect()
+    }
+
+    fn fill(&mut self) -> Result<(), EngineError> {
+        while self.buffer.is_empty() && !self.done {
+            match self.root.next_batch()? {
+                None => self.done = true,
+                Some(batch) => {
+                    let columns: Vec<Vec<Option<oxrdf::Term>>> = self
+                        .shown
+                        .iter()
+                        .map(|&c| self.ctx.terms(&batch.columns[c]))
+                        .collect::<Result<_, _>>()?;
+                    for i in 0..batch.len {
+                        self.buffer
+                            .push_back(columns.iter().map(|c| c[i].clone()).collect());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Stops here: the rows already decoded (they come before the suspension
+    /// point and belong to this page) and the saved state.
+    pub fn suspend(mut self, stash: &Stash) -> Result<(Vec<SolutionRow>, SavedQuery), EngineError> {
+        let rows = self.buffer.drain(..).collect();
+        let saved = SavedQuery {
+            done: self.done,
+            plan: self.root.save(stash)?,
+            context: self.ctx.save(stash),
+            construct: None,
+        };
+        Ok((rows, saved))
+    }
+
+    /// Puts a freshly started stream where `saved` left it.
+    pub(crate) fn restore(&mut self, saved: &SavedQuery, stash: &Stash) -> Result<(), EngineError> {
+        self.ctx.restore(&saved.context, stash)?;
+        self.root.restore(saved.plan.clone(), stash)?;
+        self.done = saved.done;
+        Ok(())
+    }
+}
+
+impl Iterator for SolutionStream {
+    type Item = Result<SolutionRow, EngineError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Err(e) = self.fill() {
+            self.done = true;
+            self.buffer.clear();
+            return Some(Err(e));
+        }
+        self.buffer.pop_front().map(Ok)
+    }
+}
+
+/// The triples of CONSTRUCT and DESCRIBE.
+pub struct TripleStream(pub(crate) TripleSource);
+
+pub(crate) enum TripleSource {
+    Construct(Box<Construct>),
+    /// DESCRIBE's descriptions, computed when the query starts.
+    Described(std::vec::IntoIter<Triple>),
+}
+
+impl Iterator for TripleStream {
+    type Item = Result<Triple, EngineError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            TripleSource::Construct(c) => c.next(),
+            TripleSource::Described(triples) => triples.next().map(Ok),
+        }
+    }
+}
+
+impl TripleStream {
+    /// Stops here: the triples already made (they belong to this page) and
+    /// the saved state.
+    pub fn suspend(self, stash: &Stash) -> Result<(Vec<Triple>, SavedQuery), EngineError> {
+        match self.0 {
+            TripleSource::Construct(construct) => construct.suspend(stash),
+            TripleSource::Described(triples) => {
+                let plan = OperatorState::stashed(stash.put(triples));
+                let saved = SavedQuery {
+                    done: false,
+                    plan,
+                    context: OperatorState::default(),
+                    construct: None,
+                };
+                Ok((Vec::new(), saved))
+            }
+        }
+    }
+}
+
+/// Where a suspended query stopped: the state of its operators, of its
+/// query context and, for CONSTRUCT, of the template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedQuery {
+    /// The operators had produced everything.
+    pub done: bool,
+    pub plan: OperatorState,
+    pub context: OperatorState,
+    pub construct: Option<OperatorState>,
+}
+
+const SAVED_QUERY_VERSION: u8 = 1;
+
+impl SavedQuery {
+    /// Compact bytes: a version byte, then the states.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![SAVED_QUERY_VERSION, u8::from(self.done)];
+        self.plan.encode(&mut out);
+        self.context.encode(&mut out);
+        match &self.construct {
+            None => out.push(0),
+            Some(state) => {
+                out.push(1);
+                state.encode(&mut out);
+            }
+        }
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<SavedQuery, EngineError> {
+        let [version, done, rest @ ..] = bytes else {
+            return Err(bad_state("truncated"));
+        };
+        if *version != SAVED_QUERY_VERSION {
+            return Err(bad_state(format!("saved by format version {version}")));
+        }
+        let mut rest = rest;
+        let plan = OperatorState::decode(&mut rest)?;
+        let context = OperatorState::decode(&mut rest)?;
+        let construct = match rest.split_first() {
+            Some((0, tail)) => {
+                rest = tail;
+                None
+            }
+            Some((1, tail)) => {
+                rest = tail;
+                Some(OperatorState::decode(&mut rest)?)
+            }
+            _ => return Err(bad_state("bad CONSTRUCT state")),
+        };
+        if !rest.is_empty() {
+            return Err(bad_state("trailing bytes"));
+        }
+        Ok(SavedQuery {
+            done: *done == 1,
+            plan,
+            context,
+            construct,
+        })
+    }
+}
