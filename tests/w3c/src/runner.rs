@@ -12,7 +12,10 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
-use tern_engine::{Engine, EngineError, EngineOptions, QueryOutcome};
+use tern_engine::suspend::Stash;
+use tern_engine::{
+    Engine, EngineError, EngineOptions, Execution, QueryOutcome, QueryRequest, SavedQuery,
+};
 
 /// Results larger than this are not compared (the suites' are tiny).
 const MAX_RESULTS: usize = 100_000;
@@ -66,6 +69,9 @@ pub struct RunOptions {
     pub timeout: Duration,
     /// Only run tests whose IRI contains this.
     pub filter: Option<String>,
+    /// Suspend every query after a random number of results (from this
+    /// seed), save its state to bytes, drop it and resume it, over and over.
+    pub suspend_seed: Option<u64>,
 }
 
 impl Default for RunOptions {
@@ -73,6 +79,7 @@ impl Default for RunOptions {
         RunOptions {
             timeout: Duration::from_secs(10),
             filter: None,
+            suspend_seed: None,
         }
     }
 }
@@ -100,11 +107,13 @@ pub fn run_suite(
         }
         let outcome = match test.skip_reason() {
             Some(reason) => Outcome::Skip(reason),
-            None => match run_guarded(test.clone(), options.timeout) {
-                // Keep reasons free of where the suites happen to be.
-                Outcome::Fail(reason) => Outcome::Fail(reason.replace(&root_iri, "$W3C")),
-                other => other,
-            },
+            None => {
+                match run_guarded(test.clone(), options.timeout, test_seed(options, &test.id)) {
+                    // Keep reasons free of where the suites happen to be.
+                    Outcome::Fail(reason) => Outcome::Fail(reason.replace(&root_iri, "$W3C")),
+                    other => other,
+                }
+            }
         };
         results.push(TestResult {
             id: test.id,
@@ -115,6 +124,14 @@ pub fn run_suite(
         name: suite.name.to_owned(),
         results,
     })
+}
+
+/// A different suspension pattern for every test, the same in every run.
+fn test_seed(options: &RunOptions, id: &str) -> Option<u64> {
+    let seed = options.suspend_seed?;
+    Some(id.bytes().fold(seed ^ 0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    }))
 }
 
 thread_local! {
@@ -160,12 +177,14 @@ fn payload_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// Runs one test in its own thread; a test that panics fails with the panic's
 /// message, one that does not answer within `timeout` is abandoned and fails.
-pub fn run_guarded(test: TestCase, timeout: Duration) -> Outcome {
+pub fn run_guarded(test: TestCase, timeout: Duration, suspend_seed: Option<u64>) -> Outcome {
     let (sender, receiver) = mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name(format!("w3c {}", test.id))
         .spawn(move || {
-            let outcome = match panic::catch_unwind(AssertUnwindSafe(|| run_test(&test, timeout))) {
+            let outcome = match panic::catch_unwind(AssertUnwindSafe(|| {
+                run_test(&test, timeout, suspend_seed)
+            })) {
                 Ok(outcome) => outcome,
                 Err(payload) => {
                     let message = PANIC_MESSAGE
@@ -191,10 +210,10 @@ pub fn run_guarded(test: TestCase, timeout: Duration) -> Outcome {
 }
 
 /// Runs one test (no guard).
-pub fn run_test(test: &TestCase, timeout: Duration) -> Outcome {
+pub fn run_test(test: &TestCase, timeout: Duration, suspend_seed: Option<u64>) -> Outcome {
     let result = match &test.kind {
         TestKind::PositiveSyntax | TestKind::NegativeSyntax => run_syntax_test(test),
-        TestKind::QueryEvaluation => run_evaluation_test(test, timeout),
+        TestKind::QueryEvaluation => run_evaluation_test(test, timeout, suspend_seed),
         TestKind::CsvResultFormat => return Outcome::Skip("CSV result format"),
         TestKind::Other(_) => return Outcome::Skip("unknown test type"),
     };
@@ -247,7 +266,89 @@ fn run_syntax_test(test: &TestCase) -> Result<(), String> {
     }
 }
 
-fn run_evaluation_test(test: &TestCase, timeout: Duration) -> Result<(), String> {
+fn query_error(e: EngineError) -> String {
+    match e {
+        EngineError::Parse(message) => format!("query parse error: {message}"),
+        other => format!("query error: {other}"),
+    }
+}
+
+/// Collects a query's results while suspending it after 0–2 results at a
+/// time: the state goes through its byte form, the running query is dropped
+/// and a new one resumes from the state, as a server would between quanta.
+fn collect_with_suspensions(
+    engine: &Engine,
+    text: &str,
+    base: &str,
+    seed: u64,
+) -> Result<Actual, String> {
+    let request = QueryRequest {
+        base_iri: Some(base.to_owned()),
+        ..QueryRequest::default()
+    };
+    let stash = Stash::default();
+    let mut random = seed | 1;
+    let mut next_count = move || {
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        (random % 3) as usize
+    };
+    let resume = |saved: SavedQuery| -> Result<Execution, String> {
+        let saved = SavedQuery::from_bytes(&saved.to_bytes()).map_err(query_error)?;
+        engine
+            .resume(text, &request, &saved, &stash)
+            .map_err(query_error)
+    };
+    let mut execution = engine.execute(text, &request).map_err(query_error)?;
+    let mut solutions = Vec::new();
+    let mut triples = Vec::new();
+    loop {
+        if solutions.len() + triples.len() > MAX_RESULTS {
+            return Err(format!("more than {MAX_RESULTS} results"));
+        }
+        let saved = match execution.outcome {
+            QueryOutcome::Boolean(b) => return Ok(Actual::Boolean(b)),
+            QueryOutcome::Solutions {
+                variables,
+                mut rows,
+            } => {
+                for _ in 0..next_count() {
+                    match rows.next() {
+                        Some(row) => solutions.push(row.map_err(query_error)?),
+                        None => {
+                            return Ok(Actual::Solutions {
+                                variables,
+                                rows: solutions,
+                            })
+                        }
+                    }
+                }
+                let (decoded, saved) = rows.suspend(&stash).map_err(query_error)?;
+                solutions.extend(decoded);
+                saved
+            }
+            QueryOutcome::Graph(mut stream) => {
+                for _ in 0..next_count() {
+                    match stream.next() {
+                        Some(triple) => triples.push(triple.map_err(query_error)?),
+                        None => return Ok(Actual::Graph(triples)),
+                    }
+                }
+                let (made, saved) = stream.suspend(&stash).map_err(query_error)?;
+                triples.extend(made);
+                saved
+            }
+        };
+        execution = resume(saved)?;
+    }
+}
+
+fn run_evaluation_test(
+    test: &TestCase,
+    timeout: Duration,
+    suspend_seed: Option<u64>,
+) -> Result<(), String> {
     let (text, base) = read_query(test)?;
     // The parsed query tells the dataset (FROM), the form and the order; if it
     // does not parse, the engine reports that below.
@@ -280,10 +381,10 @@ fn run_evaluation_test(test: &TestCase, timeout: Duration) -> Result<(), String>
             ..Default::default()
         },
     );
-    let actual = collect(engine.query(&text, Some(&base)).map_err(|e| match e {
-        EngineError::Parse(message) => format!("query parse error: {message}"),
-        other => format!("query error: {other}"),
-    })?)?;
+    let actual = match suspend_seed {
+        None => collect(engine.query(&text, Some(&base)).map_err(query_error)?)?,
+        Some(seed) => collect_with_suspensions(&engine, &text, &base, seed)?,
+    };
 
     let wants_graph = matches!(
         parsed,

@@ -6,7 +6,8 @@
 //! - `TERN_W3C_FILTER=text`: run only the tests whose IRI contains `text`, and
 //!   print each failure;
 //! - `TERN_W3C_TIMEOUT=seconds`: per-test timeout (default 10);
-//! - `TERN_W3C_DEBUG=1`: print expected and actual results of failing tests.
+//! - `TERN_W3C_DEBUG=1`: print expected and actual results of failing tests;
+//! - `TERN_W3C_SEED=n`: where the suspension test suspends queries.
 //!
 //! `cargo test -p tern-w3c --test suite -- --nocapture` shows the summary.
 
@@ -14,7 +15,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tern_w3c::report::{check_known, parse_known, render_known, summary};
-use tern_w3c::runner::{run_suite, suites, with_quiet_panics, Outcome, RunOptions};
+use tern_w3c::runner::{run_suite, suites, with_quiet_panics, Outcome, RunOptions, SuiteReport};
 
 fn suite_root() -> PathBuf {
     match std::env::var_os("TERN_W3C_DIR") {
@@ -31,8 +32,8 @@ fn env_set(name: &str) -> bool {
     std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0")
 }
 
-#[test]
-fn w3c_sparql_suites() {
+/// The suites, or `None` (after saying why) when they are missing outside CI.
+fn available_suites() -> Option<Vec<tern_w3c::runner::Suite>> {
     let root = suite_root();
     let all = suites(&root);
     if let Some(missing) = all.iter().find(|s| !s.manifest.is_file()) {
@@ -47,9 +48,12 @@ fn w3c_sparql_suites() {
             panic!("{message}");
         }
         println!("{message}\nSkipping the W3C suites.");
-        return;
+        return None;
     }
+    Some(all)
+}
 
+fn run_options(suspend_seed: Option<u64>) -> RunOptions {
     let filter = std::env::var("TERN_W3C_FILTER")
         .ok()
         .filter(|f| !f.is_empty());
@@ -57,32 +61,73 @@ fn w3c_sparql_suites() {
         .ok()
         .and_then(|t| t.parse().ok())
         .map_or(Duration::from_secs(10), Duration::from_secs_f64);
-    let options = RunOptions {
+    RunOptions {
         timeout,
-        filter: filter.clone(),
-    };
+        filter,
+        suspend_seed,
+    }
+}
+
+fn run_all(all: &[tern_w3c::runner::Suite], options: &RunOptions) -> Vec<SuiteReport> {
     let started = Instant::now();
     let mut seen = HashSet::new();
     let runs: Vec<_> = with_quiet_panics(|| {
         all.iter()
-            .map(|suite| run_suite(suite, &options, &mut seen))
+            .map(|suite| run_suite(suite, options, &mut seen))
             .collect()
     });
     let reports: Vec<_> = runs
         .into_iter()
-        .zip(&all)
+        .zip(all)
         .map(|(run, suite)| {
             run.unwrap_or_else(|e| panic!("cannot read {}: {e}", suite.manifest.display()))
         })
         .collect();
     println!("{}", summary(&reports, started.elapsed().as_secs_f64()));
-    if filter.is_some() {
+    if options.filter.is_some() {
         for r in reports.iter().flat_map(|r| &r.results) {
             if let Outcome::Fail(reason) = &r.outcome {
                 println!("FAIL {} {reason}", r.id);
             }
         }
     }
+    reports
+}
+
+/// Every query that passes also passes when it is suspended after every
+/// few results, saved to bytes, dropped and resumed (DESIGN.md, Preemption).
+#[test]
+fn w3c_results_survive_suspension() {
+    let Some(all) = available_suites() else {
+        return;
+    };
+    let seed = std::env::var("TERN_W3C_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20261122);
+    let options = run_options(Some(seed));
+    println!("suspending every query after 0-2 results (TERN_W3C_SEED={seed})");
+    let reports = run_all(&all, &options);
+    let known = parse_known(&std::fs::read_to_string(known_failures_file()).unwrap_or_default());
+    let check = check_known(&reports, &known, true);
+    for (iri, reason) in &check.regressions {
+        println!("  FAILS ONLY WHEN SUSPENDED: {iri} {reason}");
+    }
+    assert!(
+        check.regressions.is_empty(),
+        "{} queries give other results when suspended and resumed",
+        check.regressions.len()
+    );
+}
+
+#[test]
+fn w3c_sparql_suites() {
+    let Some(all) = available_suites() else {
+        return;
+    };
+    let options = run_options(None);
+    let filter = options.filter.clone();
+    let reports = run_all(&all, &options);
 
     let path = known_failures_file();
     if env_set("TERN_W3C_UPDATE") {
