@@ -25,6 +25,8 @@ enum Command {
     Stats(commands::stats::StatsArgs),
     /// Run a SPARQL query against an index and print the results.
     Query(commands::query::QueryArgs),
+    /// Serve an index as a SPARQL 1.1 endpoint at /sparql.
+    Serve(commands::serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Command::Load(args) => commands::load::run(args),
         Command::Stats(args) => commands::stats::run(args),
         Command::Query(args) => commands::query::run(args),
+        Command::Serve(args) => commands::serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

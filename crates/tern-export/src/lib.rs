@@ -1,37 +1,166 @@
-//! Result writers shared by `tern query` and the server: SPARQL results in
-//! JSON, XML, CSV and TSV for SELECT and ASK; Turtle and N-Triples for
-//! CONSTRUCT and DESCRIBE. Writers stream: rows are written as they come.
+//! Result writers shared by `tern query` and `tern serve`.
+//!
+//! Every writer appends text straight into a caller-owned `Vec<u8>`: the
+//! caller decides when a buffer is full (the server hands ~1 MiB chunks to
+//! the network), and no writer allocates per row. SELECT/ASK: SPARQL JSON,
+//! XML, CSV, TSV (and Arrow IPC); CONSTRUCT/DESCRIBE: compact Turtle,
+//! N-Triples, N-Quads, RDF/XML, JSON-LD.
+
+mod arrow;
+mod csv;
+pub mod escape;
+mod json;
+mod jsonld;
+mod ntriples;
+pub mod prefixes;
+mod rdfxml;
+pub mod term;
+mod tsv;
+mod turtle;
+mod xml;
+
+pub use arrow::ArrowWriter;
+pub use csv::CsvWriter;
+pub use json::JsonWriter;
+pub use jsonld::JsonLdWriter;
+pub use ntriples::NTriplesWriter;
+pub use prefixes::Prefixes;
+pub use rdfxml::RdfXmlWriter;
+pub use tsv::TsvWriter;
+pub use turtle::TurtleWriter;
+pub use xml::{XmlWriter, TERN_ERROR_NS};
 
 use oxrdf::{Term, Triple, Variable};
-use sparesults::{QueryResultsFormat, QueryResultsSerializer};
 use std::io::Write;
 
 /// Formats for SELECT and ASK results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SolutionsFormat {
     Json,
     Xml,
     Csv,
     Tsv,
+    /// Apache Arrow IPC stream; SELECT only.
+    Arrow,
 }
 
 /// Formats for CONSTRUCT and DESCRIBE results.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GraphFormat {
     Turtle,
     NTriples,
+    NQuads,
+    RdfXml,
+    JsonLd,
 }
 
 impl SolutionsFormat {
-    fn sparesults(self) -> QueryResultsFormat {
+    pub const ALL: [SolutionsFormat; 5] = [
+        SolutionsFormat::Json,
+        SolutionsFormat::Xml,
+        SolutionsFormat::Csv,
+        SolutionsFormat::Tsv,
+        SolutionsFormat::Arrow,
+    ];
+
+    pub fn media_type(self) -> &'static str {
         match self {
-            SolutionsFormat::Json => QueryResultsFormat::Json,
-            SolutionsFormat::Xml => QueryResultsFormat::Xml,
-            SolutionsFormat::Csv => QueryResultsFormat::Csv,
-            SolutionsFormat::Tsv => QueryResultsFormat::Tsv,
+            SolutionsFormat::Json => "application/sparql-results+json",
+            SolutionsFormat::Xml => "application/sparql-results+xml",
+            SolutionsFormat::Csv => "text/csv",
+            SolutionsFormat::Tsv => "text/tab-separated-values",
+            SolutionsFormat::Arrow => "application/vnd.apache.arrow.stream",
+        }
+    }
+
+    /// Short name, as in `format=` and metrics labels.
+    pub fn name(self) -> &'static str {
+        match self {
+            SolutionsFormat::Json => "json",
+            SolutionsFormat::Xml => "xml",
+            SolutionsFormat::Csv => "csv",
+            SolutionsFormat::Tsv => "tsv",
+            SolutionsFormat::Arrow => "arrow",
+        }
+    }
+
+    pub fn writer(self) -> Box<dyn SolutionsWriter> {
+        match self {
+            SolutionsFormat::Json => Box::<JsonWriter>::default(),
+            SolutionsFormat::Xml => Box::<XmlWriter>::default(),
+            SolutionsFormat::Csv => Box::new(CsvWriter),
+            SolutionsFormat::Tsv => Box::new(TsvWriter),
+            SolutionsFormat::Arrow => Box::<ArrowWriter>::default(),
         }
     }
 }
+
+impl GraphFormat {
+    pub const ALL: [GraphFormat; 5] = [
+        GraphFormat::Turtle,
+        GraphFormat::NTriples,
+        GraphFormat::NQuads,
+        GraphFormat::RdfXml,
+        GraphFormat::JsonLd,
+    ];
+
+    pub fn media_type(self) -> &'static str {
+        match self {
+            GraphFormat::Turtle => "text/turtle",
+            GraphFormat::NTriples => "application/n-triples",
+            GraphFormat::NQuads => "application/n-quads",
+            GraphFormat::RdfXml => "application/rdf+xml",
+            GraphFormat::JsonLd => "application/ld+json",
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            GraphFormat::Turtle => "turtle",
+            GraphFormat::NTriples => "ntriples",
+            GraphFormat::NQuads => "nquads",
+            GraphFormat::RdfXml => "rdfxml",
+            GraphFormat::JsonLd => "jsonld",
+        }
+    }
+
+    /// A writer; `prefixes` shorten IRIs where the format has prefixes.
+    pub fn writer(self, prefixes: Prefixes) -> Box<dyn GraphWriter> {
+        match self {
+            GraphFormat::Turtle => Box::new(TurtleWriter::new(prefixes)),
+            GraphFormat::NTriples | GraphFormat::NQuads => Box::new(NTriplesWriter),
+            GraphFormat::RdfXml => Box::new(RdfXmlWriter::new(prefixes)),
+            GraphFormat::JsonLd => Box::<JsonLdWriter>::default(),
+        }
+    }
+}
+
+/// Writes SELECT solutions (and ASK answers) into buffers.
+pub trait SolutionsWriter: Send {
+    fn header(&mut self, out: &mut Vec<u8>, variables: &[Variable]);
+    /// One solution: a value or nothing per variable of the header.
+    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<Term>]);
+    fn footer(&mut self, out: &mut Vec<u8>);
+    /// Ends a cut result with an in-band error marker instead of the footer;
+    /// false when the format has no place for one.
+    fn error(&mut self, _out: &mut Vec<u8>, _message: &str) -> bool {
+        false
+    }
+    /// A whole ASK result.
+    fn boolean(&mut self, out: &mut Vec<u8>, value: bool);
+}
+
+/// Writes CONSTRUCT/DESCRIBE triples into buffers.
+pub trait GraphWriter: Send {
+    fn header(&mut self, out: &mut Vec<u8>);
+    fn triple(&mut self, out: &mut Vec<u8>, triple: &Triple) -> Result<(), FormatError>;
+    fn footer(&mut self, out: &mut Vec<u8>);
+}
+
+/// A triple the format cannot express.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct FormatError(pub String);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError<E: std::error::Error + 'static> {
@@ -40,112 +169,68 @@ pub enum ExportError<E: std::error::Error + 'static> {
     /// The query failed while its results were being written.
     #[error(transparent)]
     Query(E),
+    #[error(transparent)]
+    Format(#[from] FormatError),
 }
+
+/// Size at which the `write_*` helpers hand their buffer to the writer.
+const FLUSH_AT: usize = 1 << 20;
 
 /// Writes solutions as they are produced; returns the number of rows.
 pub fn write_solutions<W: Write, E: std::error::Error + 'static>(
-    out: W,
+    mut out: W,
     format: SolutionsFormat,
     variables: &[Variable],
     rows: impl Iterator<Item = Result<Vec<Option<Term>>, E>>,
 ) -> Result<u64, ExportError<E>> {
-    let mut writer = QueryResultsSerializer::from_format(format.sparesults())
-        .serialize_solutions_to_writer(out, variables.to_vec())?;
+    let mut writer = format.writer();
+    let mut buf = Vec::with_capacity(FLUSH_AT + (64 << 10));
+    writer.header(&mut buf, variables);
     let mut count = 0;
     for row in rows {
         let row = row.map_err(ExportError::Query)?;
-        writer.serialize(
-            variables
-                .iter()
-                .zip(&row)
-                .filter_map(|(v, t)| Some((v.as_ref(), t.as_ref()?.as_ref()))),
-        )?;
+        writer.row(&mut buf, &row);
         count += 1;
+        if buf.len() >= FLUSH_AT {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
     }
-    writer.finish()?;
+    writer.footer(&mut buf);
+    out.write_all(&buf)?;
     Ok(count)
 }
 
 pub fn write_boolean<W: Write>(
-    out: W,
+    mut out: W,
     format: SolutionsFormat,
     value: bool,
 ) -> std::io::Result<()> {
-    QueryResultsSerializer::from_format(format.sparesults())
-        .serialize_boolean_to_writer(out, value)?;
-    Ok(())
+    let mut buf = Vec::new();
+    format.writer().boolean(&mut buf, value);
+    out.write_all(&buf)
 }
 
-/// Writes triples as they are produced; returns the number of triples.
+/// Writes triples as they are produced, with the well-known prefixes;
+/// returns the number of triples.
 pub fn write_graph<W: Write, E: std::error::Error + 'static>(
-    out: W,
+    mut out: W,
     format: GraphFormat,
     triples: impl Iterator<Item = Result<Triple, E>>,
 ) -> Result<u64, ExportError<E>> {
+    let mut writer = format.writer(Prefixes::well_known());
+    let mut buf = Vec::with_capacity(FLUSH_AT + (64 << 10));
+    writer.header(&mut buf);
     let mut count = 0;
-    match format {
-        GraphFormat::NTriples => {
-            let mut writer = oxttl::NTriplesSerializer::new().for_writer(out);
-            for t in triples {
-                writer.serialize_triple(&t.map_err(ExportError::Query)?)?;
-                count += 1;
-            }
-            writer.finish();
-        }
-        GraphFormat::Turtle => {
-            let mut writer = oxttl::TurtleSerializer::new().for_writer(out);
-            for t in triples {
-                writer.serialize_triple(&t.map_err(ExportError::Query)?)?;
-                count += 1;
-            }
-            writer.finish()?;
+    for triple in triples {
+        writer.triple(&mut buf, &triple.map_err(ExportError::Query)?)?;
+        count += 1;
+        if buf.len() >= FLUSH_AT {
+            out.write_all(&buf)?;
+            buf.clear();
         }
     }
+    writer.footer(&mut buf);
+    out.write_all(&buf)?;
     Ok(count)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use oxrdf::{Literal, NamedNode};
-
-    #[derive(Debug, thiserror::Error)]
-    #[error("never")]
-    struct Never;
-
-    #[test]
-    fn solutions_are_written_in_each_format() {
-        let variables = vec![Variable::new_unchecked("x"), Variable::new_unchecked("y")];
-        let rows = || {
-            vec![
-                Ok::<_, Never>(vec![
-                    Some(NamedNode::new_unchecked("http://e/a").into()),
-                    None,
-                ]),
-                Ok(vec![None, Some(Literal::new_simple_literal("b\tc").into())]),
-            ]
-            .into_iter()
-        };
-        let mut tsv = Vec::new();
-        assert_eq!(
-            write_solutions(&mut tsv, SolutionsFormat::Tsv, &variables, rows()).unwrap(),
-            2
-        );
-        assert_eq!(
-            String::from_utf8(tsv).unwrap(),
-            "?x\t?y\n<http://e/a>\t\n\t\"b\\tc\"\n"
-        );
-        let mut json = Vec::new();
-        write_solutions(&mut json, SolutionsFormat::Json, &variables, rows()).unwrap();
-        let json = String::from_utf8(json).unwrap();
-        assert!(json.contains("\"vars\":[\"x\",\"y\"]"), "{json}");
-        assert!(json.contains("http://e/a"), "{json}");
-    }
-
-    #[test]
-    fn query_errors_stop_the_writer() {
-        let rows = vec![Err::<Vec<Option<Term>>, _>(Never)].into_iter();
-        let result = write_solutions(Vec::new(), SolutionsFormat::Csv, &[], rows);
-        assert!(matches!(result, Err(ExportError::Query(Never))));
-    }
 }

@@ -1,3 +1,4 @@
 pub mod load;
 pub mod query;
+pub mod serve;
 pub mod stats;

@@ -1,0 +1,158 @@
+//! Compact Turtle: `@prefix` lines for the query's and well-known prefixes,
+//! prefixed names where they are safe, `a` for rdf:type, bare integers,
+//! decimals and booleans, and `;` / `,` for consecutive triples that share
+//! their subject (and predicate). Triples are not sorted: grouping only
+//! follows the order the engine produces, so memory stays bounded.
+
+use crate::escape::nt_string;
+use crate::ntriples::write_subject;
+use crate::prefixes::Prefixes;
+use crate::term::{write_iri, XSD_STRING};
+use crate::{FormatError, GraphWriter};
+use oxrdf::{Literal, NamedNode, NamedOrBlankNode, Term, Triple};
+
+const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
+const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
+
+pub struct TurtleWriter {
+    prefixes: Prefixes,
+    last_subject: Option<NamedOrBlankNode>,
+    last_predicate: Option<NamedNode>,
+}
+
+impl TurtleWriter {
+    pub fn new(prefixes: Prefixes) -> TurtleWriter {
+        TurtleWriter {
+            prefixes,
+            last_subject: None,
+            last_predicate: None,
+        }
+    }
+
+    fn iri(&self, out: &mut Vec<u8>, iri: &str) {
+        match self.prefixes.shorten(iri) {
+            Some((prefix, local)) => {
+                out.extend_from_slice(prefix.as_bytes());
+                out.push(b':');
+                out.extend_from_slice(local.as_bytes());
+            }
+            None => write_iri(out, iri),
+        }
+    }
+
+    fn subject(&self, out: &mut Vec<u8>, subject: &NamedOrBlankNode) {
+        match subject {
+            NamedOrBlankNode::NamedNode(n) => self.iri(out, n.as_str()),
+            other => write_subject(out, other),
+        }
+    }
+
+    fn predicate(&self, out: &mut Vec<u8>, predicate: &NamedNode) {
+        if predicate.as_str() == RDF_TYPE {
+            out.push(b'a');
+        } else {
+            self.iri(out, predicate.as_str());
+        }
+    }
+
+    fn object(&self, out: &mut Vec<u8>, object: &Term) {
+        match object {
+            Term::NamedNode(n) => self.iri(out, n.as_str()),
+            Term::BlankNode(b) => {
+                out.extend_from_slice(b"_:");
+                out.extend_from_slice(b.as_str().as_bytes());
+            }
+            Term::Literal(l) => self.literal(out, l),
+            #[allow(unreachable_patterns)]
+            other => out.extend_from_slice(other.to_string().as_bytes()),
+        }
+    }
+
+    fn literal(&self, out: &mut Vec<u8>, literal: &Literal) {
+        let value = literal.value();
+        let datatype = literal.datatype().as_str();
+        if let Some(local) = datatype.strip_prefix(XSD) {
+            let bare = match local {
+                "integer" => is_integer(value),
+                "decimal" => is_decimal(value),
+                "boolean" => value == "true" || value == "false",
+                _ => false,
+            };
+            if bare {
+                out.extend_from_slice(value.as_bytes());
+                return;
+            }
+        }
+        out.push(b'"');
+        nt_string(out, value);
+        out.push(b'"');
+        if let Some(language) = literal.language() {
+            out.push(b'@');
+            out.extend_from_slice(language.as_bytes());
+        } else if datatype != XSD_STRING {
+            out.extend_from_slice(b"^^");
+            self.iri(out, datatype);
+        }
+    }
+}
+
+fn is_integer(value: &str) -> bool {
+    let digits = value.strip_prefix(['+', '-']).unwrap_or(value);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+fn is_decimal(value: &str) -> bool {
+    let unsigned = value.strip_prefix(['+', '-']).unwrap_or(value);
+    match unsigned.split_once('.') {
+        Some((int, frac)) => {
+            int.bytes().all(|b| b.is_ascii_digit())
+                && !frac.is_empty()
+                && frac.bytes().all(|b| b.is_ascii_digit())
+        }
+        None => false,
+    }
+}
+
+impl GraphWriter for TurtleWriter {
+    fn header(&mut self, out: &mut Vec<u8>) {
+        for (prefix, namespace) in self.prefixes.iter() {
+            out.extend_from_slice(b"@prefix ");
+            out.extend_from_slice(prefix.as_bytes());
+            out.extend_from_slice(b": ");
+            write_iri(out, namespace);
+            out.extend_from_slice(b" .\n");
+        }
+        out.push(b'\n');
+    }
+
+    fn triple(&mut self, out: &mut Vec<u8>, triple: &Triple) -> Result<(), FormatError> {
+        if self.last_subject.as_ref() == Some(&triple.subject) {
+            if self.last_predicate.as_ref() == Some(&triple.predicate) {
+                out.extend_from_slice(b" ,\n\t\t");
+            } else {
+                out.extend_from_slice(b" ;\n\t");
+                self.predicate(out, &triple.predicate);
+                out.push(b' ');
+                self.last_predicate = Some(triple.predicate.clone());
+            }
+        } else {
+            if self.last_subject.is_some() {
+                out.extend_from_slice(b" .\n");
+            }
+            self.subject(out, &triple.subject);
+            out.push(b' ');
+            self.predicate(out, &triple.predicate);
+            out.push(b' ');
+            self.last_subject = Some(triple.subject.clone());
+            self.last_predicate = Some(triple.predicate.clone());
+        }
+        self.object(out, &triple.object);
+        Ok(())
+    }
+
+    fn footer(&mut self, out: &mut Vec<u8>) {
+        if self.last_subject.take().is_some() {
+            out.extend_from_slice(b" .\n");
+        }
+    }
+}

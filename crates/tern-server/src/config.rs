@@ -1,0 +1,34 @@
+//! What `tern serve` is told on its command line.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub addr: SocketAddr,
+    /// Query worker threads: queries are blocking CPU work and never run on
+    /// the async runtime's threads.
+    pub workers: usize,
+    /// Queries admitted to wait for a worker; beyond them clients get 503.
+    pub max_queued: usize,
+    /// Server-wide query timeout; a request's `timeout` can only lower it.
+    pub timeout: Option<Duration>,
+    /// Longest accepted query text, in bytes (413 beyond).
+    pub max_query_bytes: usize,
+    /// Honour the `tern-fault-after=N` request parameter, which makes a query
+    /// fail after N rows (for testing error reporting after the first byte).
+    pub fault_injection: bool,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], 7070)),
+            workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            max_queued: 64,
+            timeout: Some(Duration::from_secs(300)),
+            max_query_bytes: 1 << 20,
+            fault_injection: false,
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! Errors a request can end with before its response started, and the
+//! status each one gets. Anything a client sent maps to a 4xx; only faults
+//! of the server itself are 5xx (and 503 means "try again later").
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use tern_engine::EngineError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    #[error("{0}")]
+    BadRequest(String),
+    #[error("query syntax error: {0}")]
+    Syntax(String),
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    #[error("{0}")]
+    NotAcceptable(String),
+    #[error("the query is {len} bytes long; this endpoint accepts at most {max}")]
+    TooLarge { len: usize, max: usize },
+    #[error("{0}")]
+    MethodNotAllowed(String),
+    #[error("the server is busy: {0} queries are already waiting; retry shortly")]
+    Busy(usize),
+    #[error("{0}")]
+    NotImplemented(String),
+    #[error("{0}")]
+    Timeout(String),
+    #[error("{0}")]
+    ResourceLimit(String),
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl RequestError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            RequestError::BadRequest(_) | RequestError::Syntax(_) => StatusCode::BAD_REQUEST,
+            RequestError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            RequestError::NotAcceptable(_) => StatusCode::NOT_ACCEPTABLE,
+            RequestError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            RequestError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            RequestError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
+            RequestError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            RequestError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
+            RequestError::ResourceLimit(_) => StatusCode::INSUFFICIENT_STORAGE,
+            RequestError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The label of `tern_queries_total{outcome=...}`.
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            RequestError::Busy(_) => "rejected",
+            RequestError::Timeout(_) => "timeout",
+            RequestError::ResourceLimit(_) => "memory",
+            RequestError::Internal(_) => "error",
+            _ => "client_error",
+        }
+    }
+}
+
+impl From<EngineError> for RequestError {
+    fn from(e: EngineError) -> Self {
+        match e {
+            EngineError::Parse(msg) => RequestError::Syntax(msg),
+            EngineError::Unsupported(_) => RequestError::NotImplemented(e.to_string()),
+            EngineError::Timeout(_) => RequestError::Timeout(e.to_string()),
+            EngineError::MemoryBudget { .. } => RequestError::ResourceLimit(e.to_string()),
+            // Nobody is left to read a cancelled query's answer.
+            EngineError::Cancelled => RequestError::BadRequest(e.to_string()),
+            other => RequestError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl IntoResponse for RequestError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status(), format!("{self}\n")).into_response();
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        );
+        if matches!(self, RequestError::Busy(_)) {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        response
+    }
+}

@@ -1,0 +1,386 @@
+//! HTTP routes: `/sparql` (the SPARQL 1.1 Protocol's query operation),
+//! `/metrics`, and a small query page at `/`.
+
+use crate::body::{OnComplete, ResultBody};
+use crate::config::ServerConfig;
+use crate::encoding::Encoding;
+use crate::error::RequestError;
+use crate::metrics::{Metrics, QueryRecord};
+use crate::negotiate;
+use crate::pool::Pool;
+use crate::producer::{self, Head, QueryJob};
+use crate::protocol::{parse_request, QueryParams};
+use crate::service;
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use axum::Router;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tern_engine::{CancelFlag, Engine, QueryRequest};
+use tokio::sync::oneshot;
+
+pub struct AppState {
+    pub engine: Engine,
+    pub pool: Pool,
+    pub config: ServerConfig,
+    pub metrics: Metrics,
+}
+
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/sparql", any(sparql))
+        .route("/sparql/", any(sparql))
+        .route("/metrics", get(metrics))
+        .route("/", get(page))
+        .with_state(state)
+}
+
+/// Response headers that browsers' scripts may read.
+const EXPOSED: &str = "Tern-Parse-Ms, Tern-Plan-Ms, Tern-Queue-Ms, Tern-Rows, Tern-Execute-Ms, \
+                       Tern-Total-Ms, Tern-Error, Content-Encoding";
+
+fn cors(mut response: Response) -> Response {
+    let h = response.headers_mut();
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_EXPOSE_HEADERS,
+        HeaderValue::from_static(EXPOSED),
+    );
+    response
+}
+
+fn header_str(headers: &HeaderMap, name: HeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Whether the client said it reads trailers (`TE: trailers`).
+fn accepts_trailers(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::TE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| {
+            t.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .eq_ignore_ascii_case("trailers")
+        })
+}
+
+async fn sparql(
+    State(state): State<Arc<AppState>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let received = Instant::now();
+    if method == Method::OPTIONS {
+        return preflight();
+    }
+    let response = match handle(&state, &method, &uri, &headers, body, received).await {
+        Ok(response) => response,
+        Err(error) => {
+            state.metrics.record(&QueryRecord {
+                outcome: error.outcome(),
+                latency: received.elapsed(),
+                format: "none",
+                encoding: "identity",
+                wire_bytes: 0,
+                payload_bytes: 0,
+                rows: 0,
+            });
+            tracing::info!(
+                target: "tern::access",
+                method = %method,
+                status = error.status().as_u16(),
+                outcome = error.outcome(),
+                total_ms = received.elapsed().as_secs_f64() * 1e3,
+                error = %error,
+                "query"
+            );
+            error.into_response()
+        }
+    };
+    cors(response)
+}
+
+fn preflight() -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    let h = response.headers_mut();
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, OPTIONS"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("Content-Type, Accept, Accept-Encoding, TE"),
+    );
+    h.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("86400"),
+    );
+    cors(response)
+}
+
+async fn handle(
+    state: &Arc<AppState>,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Body,
+    received: Instant,
+) -> Result<Response, RequestError> {
+    let max = state.config.max_query_bytes;
+    let body = if *method == Method::POST {
+        // Form bodies percent-encode the query: allow for that, then check
+        // the decoded query's length.
+        axum::body::to_bytes(body, max.saturating_mul(3).saturating_add(64 << 10))
+            .await
+            .map_err(|_| RequestError::TooLarge {
+                len: max.saturating_mul(3),
+                max,
+            })?
+    } else {
+        Default::default()
+    };
+    let params = parse_request(method, uri.query(), headers, &body, max)?;
+    let accept = header_str(headers, header::ACCEPT);
+    let Some(text) = params.query.clone() else {
+        if *method == Method::POST {
+            return Err(RequestError::BadRequest("no query parameter".into()));
+        }
+        return service_description(headers, uri, accept, params.format.as_deref());
+    };
+    let solutions_format = negotiate::solutions_format(accept, params.format.as_deref());
+    let graph_format = negotiate::graph_format(accept, params.format.as_deref());
+    if solutions_format.is_none() && graph_format.is_none() && !params.explain {
+        return Err(RequestError::NotAcceptable(format!(
+            "cannot produce {}; results come as application/sparql-results+json, \
+             application/sparql-results+xml, text/csv, text/tab-separated-values, \
+             application/vnd.apache.arrow.stream (SELECT, ASK) or text/turtle, \
+             application/n-triples, application/n-quads, application/rdf+xml, \
+             application/ld+json (CONSTRUCT, DESCRIBE)",
+            params.format.as_deref().or(accept).unwrap_or("")
+        )));
+    }
+    let encoding = negotiate::encoding(header_str(headers, header::ACCEPT_ENCODING));
+    run_query(
+        state,
+        params,
+        text,
+        solutions_format,
+        graph_format,
+        encoding,
+        headers,
+        received,
+    )
+    .await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_query(
+    state: &Arc<AppState>,
+    params: QueryParams,
+    text: String,
+    solutions_format: Option<tern_export::SolutionsFormat>,
+    graph_format: Option<tern_export::GraphFormat>,
+    encoding: Encoding,
+    headers: &HeaderMap,
+    received: Instant,
+) -> Result<Response, RequestError> {
+    let cancel = CancelFlag::default();
+    // Cancels the query if this future is dropped before the response
+    // exists (hyper drops it when the client disconnects early).
+    let guard = CancelOnDrop(Some(cancel.clone()));
+    let request = QueryRequest {
+        base_iri: None,
+        default_graphs: (!params.default_graphs.is_empty()).then_some(params.default_graphs),
+        named_graphs: (!params.named_graphs.is_empty()).then_some(params.named_graphs),
+        timeout: params.timeout,
+        memory_budget: None,
+        cancel: cancel.clone(),
+    };
+    let fault_after = params.fault_after.filter(|_| state.config.fault_injection);
+    let (head_tx, head_rx) = oneshot::channel();
+    let job = QueryJob {
+        engine: state.engine.clone(),
+        text: text.clone(),
+        request,
+        solutions_format,
+        graph_format,
+        encoding,
+        explain: params.explain,
+        fault_after,
+        received,
+        head: head_tx,
+    };
+    state
+        .pool
+        .submit(Box::new(move || producer::run(job)))
+        .map_err(|full| RequestError::Busy(full.0))?;
+    let head = head_rx
+        .await
+        .map_err(|_| RequestError::Internal("the query worker stopped".into()))??;
+    let (content_type, format, queued, parse, plan, rx) = match head {
+        Head::Whole { content_type, body } => {
+            guard.disarm();
+            let mut response = body.into_response();
+            response
+                .headers_mut()
+                .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+            return Ok(response);
+        }
+        Head::Stream {
+            content_type,
+            format,
+            queued,
+            parse,
+            plan,
+            body,
+        } => (content_type, format, queued, parse, plan, body),
+    };
+    guard.disarm();
+    let trailers = accepts_trailers(headers);
+    let on_complete: OnComplete = {
+        let state = state.clone();
+        let query_len = text.len();
+        Box::new(move |done| {
+            let (outcome, rows, payload, error) = match &done.ending {
+                Some(e) if e.error.is_some() => {
+                    (e.outcome, e.rows, e.payload_bytes, e.error.clone())
+                }
+                Some(e) => ("ok", e.rows, e.payload_bytes, None),
+                None => ("cancelled", 0, 0, None),
+            };
+            let total = received.elapsed();
+            state.metrics.record(&QueryRecord {
+                outcome,
+                latency: total,
+                format,
+                encoding: encoding.token(),
+                wire_bytes: done.wire_bytes,
+                payload_bytes: payload,
+                rows,
+            });
+            tracing::info!(
+                target: "tern::access",
+                status = 200,
+                outcome,
+                format,
+                encoding = encoding.token(),
+                rows,
+                payload_bytes = payload,
+                wire_bytes = done.wire_bytes,
+                queue_ms = queued.as_secs_f64() * 1e3,
+                parse_ms = parse.as_secs_f64() * 1e3,
+                plan_ms = plan.as_secs_f64() * 1e3,
+                total_ms = total.as_secs_f64() * 1e3,
+                query_bytes = query_len,
+                error = error.as_deref().unwrap_or(""),
+                "query"
+            );
+        })
+    };
+    let body = ResultBody::new(rx, trailers, cancel, on_complete);
+    let mut response = Response::new(Body::new(body));
+    let h = response.headers_mut();
+    h.insert(header::CONTENT_TYPE, content_type_value(content_type));
+    if encoding != Encoding::Identity {
+        h.insert(
+            header::CONTENT_ENCODING,
+            HeaderValue::from_static(encoding.token()),
+        );
+    }
+    h.insert(
+        header::VARY,
+        HeaderValue::from_static("Accept, Accept-Encoding"),
+    );
+    h.insert(
+        header::TRAILER,
+        HeaderValue::from_static("Tern-Error, Tern-Rows, Tern-Execute-Ms, Tern-Total-Ms"),
+    );
+    let ms = |d: Duration| {
+        HeaderValue::from_str(&format!("{:.3}", d.as_secs_f64() * 1e3)).expect("a number")
+    };
+    h.insert("tern-queue-ms", ms(queued));
+    h.insert("tern-parse-ms", ms(parse));
+    h.insert("tern-plan-ms", ms(plan));
+    Ok(response)
+}
+
+fn content_type_value(media: &'static str) -> HeaderValue {
+    if media.starts_with("text/") || media.ends_with("json") || media.ends_with("xml") {
+        HeaderValue::from_str(&format!("{media}; charset=utf-8")).expect("a media type")
+    } else {
+        HeaderValue::from_static(media)
+    }
+}
+
+struct CancelOnDrop(Option<CancelFlag>);
+
+impl CancelOnDrop {
+    fn disarm(mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if let Some(flag) = self.0.take() {
+            flag.cancel();
+        }
+    }
+}
+
+fn service_description(
+    headers: &HeaderMap,
+    uri: &Uri,
+    accept: Option<&str>,
+    format: Option<&str>,
+) -> Result<Response, RequestError> {
+    let format = negotiate::graph_format(accept, format).ok_or_else(|| {
+        RequestError::NotAcceptable(
+            "the service description comes as text/turtle, application/n-triples, \
+             application/rdf+xml or application/ld+json"
+                .into(),
+        )
+    })?;
+    let host = header_str(headers, header::HOST).unwrap_or("localhost");
+    let endpoint = format!("http://{host}{}", uri.path());
+    let mut response = service::describe(&endpoint, format).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        content_type_value(format.media_type()),
+    );
+    Ok(response)
+}
+
+async fn metrics(State(state): State<Arc<AppState>>) -> Response {
+    let text = state
+        .metrics
+        .render(state.pool.active(), state.pool.queued());
+    let mut response = text.into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
+    response
+}
+
+async fn page() -> Response {
+    let mut response = include_str!("page.html").into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    response
+}
