@@ -11,6 +11,7 @@ mod error;
 mod exec;
 pub mod expr;
 mod expr_eval;
+mod join_order;
 mod plan;
 mod profile;
 mod results;

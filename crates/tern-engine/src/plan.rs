@@ -1,16 +1,17 @@
 //! From `spargebra`'s algebra to a tree of physical operators.
 //!
-//! Basic graph patterns are ordered greedily: the pattern with the fewest
-//! matching rows (exact counts from the index for its constants) first, then
-//! repeatedly the cheapest pattern that shares a variable with what is joined
-//! so far; each is joined by hash join with the new pattern as build side.
+//! Basic graph patterns are ordered by cost ([`crate::join_order`]): exact
+//! row counts per pattern from the index, distinct values per variable from
+//! the predicate statistics; each join is a hash join (smaller side built) or
+//! an index nested-loop join (a pattern looked up per row of a small input).
 
 use crate::context::QueryContext;
 use crate::exec::{BoxedOperator, Operator};
 use crate::exec::{
-    Distinct, Extend, Filter, GraphScope, Group, HashJoin, LeftJoin, Measured, Minus, OrderBy,
-    PathScan, PatternTerm, Project, Scan, Slice, Union, Values,
+    Distinct, Extend, Filter, GraphScope, Group, HashJoin, IndexJoin, LeftJoin, Measured, Minus,
+    OrderBy, PathScan, PatternTerm, Project, Scan, Slice, Union, Values,
 };
+use crate::join_order::{self, JoinTree, PatternEstimate};
 use crate::EngineError;
 use oxrdf::{Term, Variable};
 use spargebra::algebra::GraphPattern;
@@ -248,7 +249,7 @@ impl Planner {
             }
             return Ok(Box::new(Values::unit()));
         }
-        let mut scans: Vec<(u64, Vec<Variable>, [PatternTerm; 3], GraphScope)> = Vec::new();
+        let mut scans: Vec<ScanSpec> = Vec::new();
         let mut all_variables: Vec<Variable> = Vec::new();
         let mut missing = false;
         for pattern in patterns {
@@ -287,40 +288,100 @@ impl Planner {
         if missing {
             return Ok(Box::new(Values::empty(all_variables)));
         }
-        // Greedy join order: cheapest first, then cheapest connected.
-        let mut remaining: Vec<usize> = (0..scans.len()).collect();
-        remaining.sort_by_key(|&i| scans[i].0);
-        let first = remaining.remove(0);
-        let mut bound: Vec<Variable> = scans[first].1.clone();
-        let (_, vars, terms, scope) = scans[first].clone();
-        let mut plan: BoxedOperator = Box::new(Measured::new(
-            Box::new(Scan::new(self.ctx.clone(), vars, terms, scope)),
-            Some(scans[first].0),
-        ));
-        while !remaining.is_empty() {
-            let pick = remaining
-                .iter()
-                .position(|&i| scans[i].1.iter().any(|v| bound.contains(v)))
-                .unwrap_or(0);
-            let next = remaining.remove(pick);
-            let (estimate, vars, terms, scope) = scans[next].clone();
-            for v in &vars {
-                if !bound.contains(v) {
-                    bound.push(v.clone());
+        let estimates: Vec<PatternEstimate> = scans
+            .iter()
+            .map(|(rows, variables, terms, _)| self.pattern_estimate(*rows, variables, terms))
+            .collect();
+        let planned = join_order::order(&estimates);
+        Ok(self.build_join_tree(&planned.tree, &scans, &estimates))
+    }
+
+    /// Distinct values per variable of a pattern: from the predicate's
+    /// statistics when only the predicate is constant, else the row count.
+    fn pattern_estimate(
+        &self,
+        rows: u64,
+        variables: &[Variable],
+        terms: &[PatternTerm; 3],
+    ) -> PatternEstimate {
+        let rows = rows as f64;
+        let stats = match terms[1] {
+            PatternTerm::Constant(p) => self.ctx.index.stats().predicate(p.0),
+            PatternTerm::Variable(_) => None,
+        };
+        let only_predicate_constant = matches!(
+            terms,
+            [
+                PatternTerm::Variable(_),
+                PatternTerm::Constant(_),
+                PatternTerm::Variable(_)
+            ]
+        );
+        let variables = variables
+            .iter()
+            .enumerate()
+            .map(|(column, v)| {
+                let position = terms
+                    .iter()
+                    .position(|t| *t == PatternTerm::Variable(column));
+                let distinct = match (stats, position) {
+                    (Some(s), Some(0)) if only_predicate_constant => s.distinct_subjects as f64,
+                    (Some(s), Some(2)) if only_predicate_constant => s.distinct_objects as f64,
+                    _ => rows,
+                };
+                (v.clone(), distinct.min(rows).max(1.0))
+            })
+            .collect();
+        PatternEstimate { rows, variables }
+    }
+
+    /// Operators for a join tree; every node measured with its estimate.
+    fn build_join_tree(
+        &self,
+        tree: &JoinTree,
+        scans: &[ScanSpec],
+        estimates: &[PatternEstimate],
+    ) -> BoxedOperator {
+        let ctx = &self.ctx;
+        let scan = |i: usize| -> BoxedOperator {
+            let (rows, variables, terms, scope) = scans[i].clone();
+            Box::new(Measured::new(
+                Box::new(Scan::new(ctx.clone(), variables, terms, scope)),
+                Some(rows),
+            ))
+        };
+        let estimate = |t: &JoinTree| join_order::estimate_rows(t, estimates).round() as u64;
+        let operator: BoxedOperator = match tree {
+            JoinTree::Scan(i) => return scan(*i),
+            JoinTree::Hash(a, b) => {
+                let (mut probe, mut build) = (a, b);
+                if estimate(probe) < estimate(build) {
+                    std::mem::swap(&mut probe, &mut build);
                 }
+                Box::new(HashJoin::new(
+                    ctx.clone(),
+                    self.build_join_tree(probe, scans, estimates),
+                    self.build_join_tree(build, scans, estimates),
+                ))
             }
-            let scan: BoxedOperator = Box::new(Measured::new(
-                Box::new(Scan::new(self.ctx.clone(), vars, terms, scope)),
-                Some(estimate),
-            ));
-            plan = Box::new(Measured::new(
-                Box::new(HashJoin::new(self.ctx.clone(), plan, scan)),
-                None,
-            ));
-        }
-        Ok(plan)
+            JoinTree::Index(left, i) => {
+                let (_, variables, terms, scope) = scans[*i].clone();
+                Box::new(IndexJoin::new(
+                    ctx.clone(),
+                    self.build_join_tree(left, scans, estimates),
+                    variables,
+                    terms,
+                    scope,
+                ))
+            }
+        };
+        Box::new(Measured::new(operator, Some(estimate(tree))))
     }
 }
+
+/// A triple pattern ready to scan: its exact row count, its variables (the
+/// output columns), its terms and its graph.
+type ScanSpec = (u64, Vec<Variable>, [PatternTerm; 3], GraphScope);
 
 /// The pattern term for a resolved position, adding variables to `variables`.
 fn position(resolved: &Resolved, variables: &mut Vec<Variable>) -> Option<PatternTerm> {

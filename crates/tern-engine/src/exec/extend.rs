@@ -69,10 +69,7 @@ impl Operator for Extend {
             return Ok(None);
         };
         self.ctx.check()?;
-        let mut column = Vec::with_capacity(batch.len);
-        for i in 0..batch.len {
-            column.push(self.expression.evaluate_id(&batch.row(i))?);
-        }
+        let column = super::map_rows(&batch, |row| self.expression.evaluate_id(row))?;
         batch.columns.push(column);
         Ok(Some(batch))
     }

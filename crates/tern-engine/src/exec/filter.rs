@@ -54,7 +54,9 @@ impl Operator for Filter {
                 return Ok(None);
             };
             self.ctx.check()?;
-            let out = batch.retain_rows(|row| self.condition.is_true(row))?;
+            let keep = super::map_rows(&batch, |row| self.condition.is_true(row))?;
+            let mut next = keep.into_iter();
+            let out = batch.retain_rows(|_| Ok(next.next().unwrap_or(false)))?;
             if out.len > 0 {
                 return Ok(Some(out));
             }

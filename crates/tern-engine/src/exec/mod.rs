@@ -7,6 +7,7 @@ mod extend;
 mod filter;
 mod group;
 mod hash_join;
+mod index_join;
 mod left_join;
 mod measured;
 mod minus;
@@ -24,6 +25,7 @@ pub use extend::Extend;
 pub use filter::Filter;
 pub use group::Group;
 pub use hash_join::HashJoin;
+pub use index_join::IndexJoin;
 pub use left_join::LeftJoin;
 pub use measured::Measured;
 pub use minus::Minus;
@@ -125,6 +127,35 @@ pub trait Operator: Send {
 }
 
 pub type BoxedOperator = Box<dyn Operator>;
+
+/// Below this many rows, per-row work stays on the calling thread: handing
+/// it to other cores costs more than it saves.
+const PARALLEL_MIN_ROWS: usize = 512;
+
+/// `f` of every row of a batch, in row order, computed on all cores for
+/// large batches (FILTER conditions, BIND values).
+pub fn map_rows<T: Send>(
+    batch: &Batch,
+    f: impl Fn(&[Id]) -> Result<T, EngineError> + Sync + Send,
+) -> Result<Vec<T>, EngineError> {
+    map_indexes(batch.len, |i| f(&batch.row(i)))
+}
+
+/// `f` of every index below `len`, in order, on all cores when `len` is large.
+pub fn map_indexes<T: Send>(
+    len: usize,
+    f: impl Fn(usize) -> Result<T, EngineError> + Sync + Send,
+) -> Result<Vec<T>, EngineError> {
+    use rayon::prelude::*;
+    if len < PARALLEL_MIN_ROWS {
+        return (0..len).map(f).collect();
+    }
+    (0..len)
+        .into_par_iter()
+        .with_min_len(PARALLEL_MIN_ROWS / 2)
+        .map(f)
+        .collect()
+}
 
 /// Pulls every row out of an operator (for materializing operators).
 pub fn collect_rows(

@@ -7,6 +7,7 @@ use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
 use crate::{expr, EngineError};
 use oxrdf::{Term, Variable};
+use rayon::slice::ParallelSliceMut;
 use spargebra::algebra::OrderExpression;
 use std::sync::Arc;
 use tern_index::Id;
@@ -99,17 +100,16 @@ impl Operator for OrderBy {
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         if let Some(mut input) = self.input.take() {
             let rows = super::collect_rows(input.as_mut(), &self.ctx)?;
-            let mut keyed: Vec<(Vec<Option<Term>>, Vec<Id>)> = Vec::with_capacity(rows.len());
-            for row in rows {
-                let key = self
-                    .keys
+            // Sort keys are computed and sorted on all cores.
+            let keys = super::map_indexes(rows.len(), |i| {
+                self.keys
                     .iter()
-                    .map(|(k, _)| k.evaluate(&row))
-                    .collect::<Result<_, _>>()?;
-                keyed.push((key, row));
-            }
+                    .map(|(k, _)| k.evaluate(&rows[i]))
+                    .collect::<Result<Vec<Option<Term>>, _>>()
+            })?;
+            let mut keyed: Vec<(Vec<Option<Term>>, Vec<Id>)> = keys.into_iter().zip(rows).collect();
             let ascending: Vec<bool> = self.keys.iter().map(|(_, a)| *a).collect();
-            keyed.sort_by(|(a, _), (b, _)| {
+            keyed.par_sort_by(|(a, _), (b, _)| {
                 for (i, asc) in ascending.iter().enumerate() {
                     let o = expr::order_cmp(a[i].as_ref(), b[i].as_ref());
                     let o = if *asc { o } else { o.reverse() };

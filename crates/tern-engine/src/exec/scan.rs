@@ -14,7 +14,7 @@ use tern_index::permutation::ScanIter;
 use tern_index::{Id, Permutation, ScanRange};
 
 /// One position of a triple pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PatternTerm {
     Constant(Id),
     /// A variable, given as its output column.
@@ -22,7 +22,7 @@ pub enum PatternTerm {
 }
 
 /// Which graphs a pattern matches in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GraphScope {
     /// The query's default graph.
     Default,

@@ -18,7 +18,7 @@ use crate::Id;
 
 /// Rows per block: small enough that counting a bound prefix decodes little,
 /// large enough that compression sees long runs.
-pub const BLOCK_ROWS: usize = 16 * 1024;
+pub const BLOCK_ROWS: usize = 4 * 1024;
 
 /// A row in storage order: three triple positions in permutation order, then graph.
 pub type Row = [u64; 4];

@@ -3,16 +3,71 @@ use super::{codec, Batch, Permutation, Row};
 use crate::error::{IndexError, IoContext, Result};
 use crate::Id;
 use memmap2::Mmap;
+use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::fs::File;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 struct Inner {
     perm: Permutation,
     blocks: Vec<BlockMeta>,
     data: Mmap,
     path: std::path::PathBuf,
+    cache: BlockCache,
+}
+
+/// Decoded blocks most recently read. Selective queries look up a few rows
+/// in the same blocks again and again (the planner counts them, then scans
+/// them, index joins probe them per row); decoding a block costs far more
+/// than finding rows in it.
+#[derive(Default)]
+struct BlockCache {
+    entries: Mutex<CacheState>,
+}
+
+/// The columns of one decoded block.
+type DecodedBlock = Arc<Vec<Vec<u64>>>;
+
+#[derive(Default)]
+struct CacheState {
+    /// Counts lookups; the entry used longest ago is evicted first.
+    clock: u64,
+    /// Block number → (clock at last use, columns).
+    blocks: FxHashMap<usize, (u64, DecodedBlock)>,
+}
+
+/// Blocks kept per permutation: 128 × 4,096 rows × 4 columns × 8 bytes =
+/// 16 MiB at most (96 MiB for all six).
+const CACHED_BLOCKS: usize = 128;
+
+impl BlockCache {
+    fn get(&self, b: usize) -> Option<DecodedBlock> {
+        let mut guard = self.entries.lock().unwrap();
+        let state = &mut *guard;
+        state.clock += 1;
+        let tick = state.clock;
+        state.blocks.get_mut(&b).map(|(used, columns)| {
+            *used = tick;
+            columns.clone()
+        })
+    }
+
+    fn insert(&self, b: usize, columns: DecodedBlock) {
+        let mut guard = self.entries.lock().unwrap();
+        let state = &mut *guard;
+        if state.blocks.len() >= CACHED_BLOCKS {
+            let oldest = state
+                .blocks
+                .iter()
+                .min_by_key(|(_, (used, _))| *used)
+                .map(|(&k, _)| k);
+            if let Some(oldest) = oldest {
+                state.blocks.remove(&oldest);
+            }
+        }
+        state.blocks.insert(b, (state.clock, columns));
+    }
 }
 
 /// Read access to one permutation. Cheap to clone.
@@ -53,6 +108,7 @@ impl PermutationReader {
                 blocks,
                 data,
                 path,
+                cache: BlockCache::default(),
             }),
         })
     }
@@ -86,6 +142,16 @@ impl PermutationReader {
             path: self.inner.path.clone(),
             reason: format!("block {b} does not decode"),
         })
+    }
+
+    /// All four columns of block `b`, from the cache when it was read lately.
+    fn decode_cached(&self, b: usize) -> Result<DecodedBlock> {
+        if let Some(columns) = self.inner.cache.get(b) {
+            return Ok(columns);
+        }
+        let columns = Arc::new(self.decode(b, 4)?);
+        self.inner.cache.insert(b, columns.clone());
+        Ok(columns)
     }
 
     /// Blocks that may hold rows in `[lo, hi]`.
@@ -122,8 +188,8 @@ impl PermutationReader {
             if k == 0 {
                 continue;
             }
-            let columns = self.decode(b, k)?;
-            let key = |i: usize| -> Vec<u64> { columns.iter().map(|c| c[i]).collect() };
+            let columns = self.decode_cached(b)?;
+            let key = |i: usize| -> Vec<u64> { columns[..k].iter().map(|c| c[i]).collect() };
             let n = meta.rows as usize;
             let start = partition(n, |i| key(i).as_slice() < &lo[..k]);
             let end = partition(n, |i| key(i).as_slice() <= &hi[..k]);
@@ -209,7 +275,7 @@ impl Iterator for ScanIter {
     fn next(&mut self) -> Option<Result<Batch>> {
         for b in self.blocks.by_ref() {
             self.blocks_read += 1;
-            let mut columns = match self.reader.decode(b, 4) {
+            let columns = match self.reader.decode_cached(b) {
                 Ok(c) => c,
                 Err(e) => return Some(Err(e)),
             };
@@ -222,10 +288,8 @@ impl Iterator for ScanIter {
                 continue;
             }
             let mut batch = Batch::default();
-            for (c, column) in columns.iter_mut().enumerate() {
-                column.truncate(end);
-                column.drain(..start);
-                batch.columns[c] = std::mem::take(column).into_iter().map(Id).collect();
+            for (c, column) in columns.iter().enumerate() {
+                batch.columns[c] = column[start..end].iter().map(|&v| Id(v)).collect();
             }
             return Some(Ok(batch));
         }
