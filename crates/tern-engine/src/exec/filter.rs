@@ -1,8 +1,8 @@
 //! FILTER: keeps the rows whose expression has effective boolean value true.
 
+use super::condition::Condition;
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
-use crate::expr_eval::RowEvaluator;
 use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
@@ -13,12 +13,12 @@ use std::sync::Arc;
 pub struct Filter {
     ctx: Arc<QueryContext>,
     input: BoxedOperator,
-    condition: RowEvaluator,
+    condition: Condition,
 }
 
 impl Filter {
     pub fn new(ctx: Arc<QueryContext>, input: BoxedOperator, condition: Expression) -> Filter {
-        let condition = RowEvaluator::new(ctx.clone(), condition, input.variables().to_vec());
+        let condition = Condition::new(ctx.clone(), condition, input.variables());
         Filter {
             ctx,
             input,

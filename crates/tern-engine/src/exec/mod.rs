@@ -2,6 +2,7 @@
 //! inputs and produces batches for its parent; every operator checks the
 //! query's cancellation flag and deadline once per batch.
 
+mod condition;
 mod distinct;
 mod extend;
 mod filter;
