@@ -16,6 +16,8 @@ pub struct PatternEstimate {
     pub rows: f64,
     /// Each variable of the pattern with its estimated distinct values.
     pub variables: Vec<(Variable, f64)>,
+    /// The variable the pattern's scan is sorted on, if any.
+    pub sorted_on: Option<Variable>,
 }
 
 /// A join tree over pattern indexes.
@@ -27,6 +29,8 @@ pub enum JoinTree {
     /// For each row of the left side, look the pattern up in the index with
     /// the shared variables bound.
     Index(Box<JoinTree>, usize),
+    /// Both sides sorted on the variable.
+    Merge(Box<JoinTree>, Box<JoinTree>, Variable),
 }
 
 /// A planned (sub)tree with its estimates.
@@ -36,6 +40,8 @@ pub struct Planned {
     pub rows: f64,
     pub cost: f64,
     variables: Vec<(Variable, f64)>,
+    /// The variable the output is sorted on, if any.
+    sorted: Option<Variable>,
 }
 
 /// Relative cost of one index lookup against handling one row.
@@ -49,6 +55,7 @@ fn leaf(i: usize, p: &PatternEstimate) -> Planned {
         rows: p.rows,
         cost: p.rows,
         variables: p.variables.clone(),
+        sorted: p.sorted_on.clone(),
     }
 }
 
@@ -82,19 +89,43 @@ fn join_size(
     (rows, variables, shared)
 }
 
-/// The cheaper of a hash join and (if `b` is one pattern) an index join.
+/// The cheapest of a hash join, a merge join (both sides sorted on a shared
+/// variable) and an index join (`b` one pattern).
 fn best_join(a: &Planned, b: &Planned) -> Option<Planned> {
     let (rows, variables, shared) = join_size(a, b.rows, &b.variables);
     if !shared {
         return None;
     }
-    let hash_cost = a.cost + b.cost + a.rows + b.rows + rows;
+    // Building the table costs about as much again as reading its side.
+    let hash_cost = a.cost + b.cost + a.rows + b.rows + a.rows.min(b.rows) + rows;
     let mut best = Planned {
         tree: JoinTree::Hash(Box::new(a.tree.clone()), Box::new(b.tree.clone())),
         rows,
         cost: hash_cost,
         variables: variables.clone(),
+        // The larger side is probed, and its order kept.
+        sorted: if a.rows >= b.rows {
+            a.sorted.clone()
+        } else {
+            b.sorted.clone()
+        },
     };
+    if let (Some(x), Some(y)) = (&a.sorted, &b.sorted) {
+        let merge_cost = a.cost + b.cost + a.rows + b.rows + rows;
+        if x == y && merge_cost < best.cost {
+            best = Planned {
+                tree: JoinTree::Merge(
+                    Box::new(a.tree.clone()),
+                    Box::new(b.tree.clone()),
+                    x.clone(),
+                ),
+                rows,
+                cost: merge_cost,
+                variables: variables.clone(),
+                sorted: Some(x.clone()),
+            };
+        }
+    }
     if let JoinTree::Scan(i) = b.tree {
         let index_cost = a.cost + a.rows * LOOKUP_COST + rows;
         if index_cost < best.cost {
@@ -103,6 +134,7 @@ fn best_join(a: &Planned, b: &Planned) -> Option<Planned> {
                 rows,
                 cost: index_cost,
                 variables,
+                sorted: a.sorted.clone(),
             };
         }
     }
@@ -116,6 +148,7 @@ fn cross(a: &Planned, b: &Planned) -> Planned {
         rows,
         cost: a.cost + b.cost + a.rows + b.rows + rows,
         variables,
+        sorted: None,
     }
 }
 
@@ -127,7 +160,9 @@ pub fn estimate_rows(tree: &JoinTree, patterns: &[PatternEstimate]) -> f64 {
 fn planned_of(tree: &JoinTree, patterns: &[PatternEstimate]) -> Planned {
     match tree {
         JoinTree::Scan(i) => leaf(*i, &patterns[*i]),
-        JoinTree::Hash(a, b) => cross(&planned_of(a, patterns), &planned_of(b, patterns)),
+        JoinTree::Hash(a, b) | JoinTree::Merge(a, b, _) => {
+            cross(&planned_of(a, patterns), &planned_of(b, patterns))
+        }
         JoinTree::Index(a, i) => cross(&planned_of(a, patterns), &leaf(*i, &patterns[*i])),
     }
 }
@@ -228,13 +263,14 @@ mod tests {
                 .iter()
                 .map(|(v, d)| (Variable::new_unchecked(*v), *d))
                 .collect(),
+            sorted_on: Some(Variable::new_unchecked(vars[0].0)),
         }
     }
 
     fn scans(tree: &JoinTree, out: &mut Vec<usize>) {
         match tree {
             JoinTree::Scan(i) => out.push(*i),
-            JoinTree::Hash(a, b) => {
+            JoinTree::Hash(a, b) | JoinTree::Merge(a, b, _) => {
                 scans(a, out);
                 scans(b, out);
             }
@@ -263,6 +299,16 @@ mod tests {
             plan.tree
         );
         assert!(plan.rows <= 13.0);
+    }
+
+    #[test]
+    fn large_inputs_sorted_on_the_join_variable_are_merged() {
+        let patterns = [
+            pattern(50_000.0, &[("s", 50_000.0), ("a", 900.0)]),
+            pattern(40_000.0, &[("s", 40_000.0), ("b", 40_000.0)]),
+        ];
+        let plan = order(&patterns);
+        assert!(matches!(plan.tree, JoinTree::Merge(..)), "{:?}", plan.tree);
     }
 
     #[test]

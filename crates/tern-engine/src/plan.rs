@@ -8,8 +8,8 @@
 use crate::context::QueryContext;
 use crate::exec::{BoxedOperator, Operator};
 use crate::exec::{
-    Distinct, Extend, Filter, GraphScope, Group, HashJoin, IndexJoin, LeftJoin, Measured, Minus,
-    OrderBy, PathScan, PatternTerm, Project, Scan, Slice, Union, Values,
+    Distinct, Extend, Filter, GraphScope, Group, HashJoin, IndexJoin, LeftJoin, Measured,
+    MergeJoin, Minus, OrderBy, PathScan, PatternTerm, Project, Scan, Slice, Union, Values,
 };
 use crate::join_order::{self, JoinTree, PatternEstimate};
 use crate::EngineError;
@@ -317,7 +317,7 @@ impl Planner {
                 PatternTerm::Variable(_)
             ]
         );
-        let variables = variables
+        let variables: Vec<(Variable, f64)> = variables
             .iter()
             .enumerate()
             .map(|(column, v)| {
@@ -332,7 +332,12 @@ impl Planner {
                 (v.clone(), distinct.min(rows).max(1.0))
             })
             .collect();
-        PatternEstimate { rows, variables }
+        let sorted_on = Scan::sorted_column(terms).map(|c| variables[c].0.clone());
+        PatternEstimate {
+            rows,
+            variables,
+            sorted_on,
+        }
     }
 
     /// Operators for a join tree; every node measured with its estimate.
@@ -364,6 +369,12 @@ impl Planner {
                     self.build_join_tree(build, scans, estimates),
                 ))
             }
+            JoinTree::Merge(a, b, key) => Box::new(MergeJoin::new(
+                ctx.clone(),
+                self.build_join_tree(a, scans, estimates),
+                self.build_join_tree(b, scans, estimates),
+                key.clone(),
+            )),
             JoinTree::Index(left, i) => {
                 let (_, variables, terms, scope) = scans[*i].clone();
                 Box::new(IndexJoin::new(

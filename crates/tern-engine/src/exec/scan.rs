@@ -93,6 +93,17 @@ impl Scan {
         Ok(ctx.index.count(perm, &prefix, ScanRange::ALL)?)
     }
 
+    /// The output column the scan's rows are sorted on: the variable right
+    /// after the bound columns in the permutation's order.
+    pub fn sorted_column(terms: &[PatternTerm; 3]) -> Option<usize> {
+        let (perm, prefix) = bound_prefix(terms);
+        let next = *perm.order().get(prefix.len())?;
+        match terms.get(next)? {
+            PatternTerm::Variable(column) => Some(*column),
+            PatternTerm::Constant(_) => None,
+        }
+    }
+
     fn in_named_set(&self, graph: u64) -> bool {
         graph != Id::DEFAULT_GRAPH.0
             && match &self.ctx.named_graphs {
