@@ -173,6 +173,7 @@ async fn handle(
         )));
     }
     let encoding = negotiate::encoding(header_str(headers, header::ACCEPT_ENCODING));
+    let endpoint = endpoint_iri(headers, uri);
     run_query(
         state,
         params,
@@ -181,6 +182,7 @@ async fn handle(
         graph_format,
         encoding,
         headers,
+        endpoint,
         received,
     )
     .await
@@ -195,6 +197,7 @@ async fn run_query(
     graph_format: Option<tern_export::GraphFormat>,
     encoding: Encoding,
     headers: &HeaderMap,
+    endpoint: String,
     received: Instant,
 ) -> Result<Response, RequestError> {
     let cancel = CancelFlag::default();
@@ -202,7 +205,8 @@ async fn run_query(
     // exists (hyper drops it when the client disconnects early).
     let guard = CancelOnDrop(Some(cancel.clone()));
     let request = QueryRequest {
-        base_iri: None,
+        // The protocol lets the service pick the base IRI: its endpoint.
+        base_iri: Some(endpoint),
         default_graphs: (!params.default_graphs.is_empty()).then_some(params.default_graphs),
         named_graphs: (!params.named_graphs.is_empty()).then_some(params.named_graphs),
         timeout: params.timeout,
@@ -336,9 +340,21 @@ impl CancelOnDrop {
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         if let Some(flag) = self.0.take() {
+            tracing::info!(target: "tern::access", "client went away before the response started: query cancelled");
             flag.cancel();
         }
     }
+}
+
+/// The endpoint's own IRI, as the client addressed it.
+fn endpoint_iri(headers: &HeaderMap, uri: &Uri) -> String {
+    let host = header_str(headers, header::HOST)
+        .filter(|h| {
+            h.bytes()
+                .all(|b| b.is_ascii_graphic() && !b"<>\"{}|^`\\".contains(&b))
+        })
+        .unwrap_or("localhost");
+    format!("http://{host}{}", uri.path())
 }
 
 fn service_description(
@@ -354,9 +370,7 @@ fn service_description(
                 .into(),
         )
     })?;
-    let host = header_str(headers, header::HOST).unwrap_or("localhost");
-    let endpoint = format!("http://{host}{}", uri.path());
-    let mut response = service::describe(&endpoint, format).into_response();
+    let mut response = service::describe(&endpoint_iri(headers, uri), format).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         content_type_value(format.media_type()),
