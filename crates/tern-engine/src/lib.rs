@@ -17,6 +17,7 @@ mod profile;
 mod results;
 mod stream;
 pub mod suspend;
+pub mod token;
 
 pub use engine::{CancelFlag, Engine, EngineOptions, Execution, QueryRequest, Timings};
 pub use error::EngineError;
