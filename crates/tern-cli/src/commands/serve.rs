@@ -1,3 +1,4 @@
+use crate::size::{default_memory, parse_size};
 use anyhow::{Context, Result};
 use clap::Args;
 use std::net::{IpAddr, SocketAddr};
@@ -28,6 +29,10 @@ pub struct ServeArgs {
     /// Queries that may wait for a worker; beyond them, 503 with Retry-After.
     #[arg(long, default_value_t = 64)]
     max_queued: usize,
+    /// Memory budget of each query's materialized state, e.g. 2G (default: a
+    /// quarter of RAM), so one query cannot take the server down.
+    #[arg(long, value_parser = parse_size)]
+    memory: Option<u64>,
     /// Longest accepted query, in bytes (413 beyond).
     #[arg(long, default_value_t = 1 << 20)]
     max_query_bytes: usize,
@@ -52,7 +57,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
         EngineOptions {
             default_graph_is_union: true,
             timeout,
-            memory_budget: None,
+            // default_memory() is 40% of RAM; 5/8 of it is a quarter.
+            memory_budget: Some(args.memory.unwrap_or(default_memory() / 8 * 5)),
         },
     );
     let mut config = ServerConfig {
