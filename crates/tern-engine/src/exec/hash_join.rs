@@ -1,6 +1,7 @@
 //! Inner join: the build side is materialized into a [`RowTable`] keyed on the
 //! shared variables; the probe side streams through.
 
+use super::cursor::RowCursor;
 use super::{Batch, BoxedOperator, Operator, RowTable, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
 use crate::profile::OperatorInfo;
@@ -13,14 +14,13 @@ use tern_index::Id;
 pub struct HashJoin {
     ctx: Arc<QueryContext>,
     variables: Vec<Variable>,
-    probe: BoxedOperator,
+    probe: RowCursor,
     build: Option<BoxedOperator>,
     table: Option<RowTable>,
     /// (probe column, build column) of each shared variable.
     shared: Vec<(usize, usize)>,
     /// For each output column, its source in (probe, build).
     sources: Vec<(Option<usize>, Option<usize>)>,
-    pending: Vec<Vec<Id>>,
 }
 
 impl HashJoin {
@@ -34,12 +34,11 @@ impl HashJoin {
         HashJoin {
             ctx,
             variables,
-            probe,
+            probe: RowCursor::new(probe),
             build: Some(build),
             table: None,
             shared,
             sources,
-            pending: Vec::new(),
         }
     }
 }
@@ -52,12 +51,12 @@ impl Operator for HashJoin {
     fn describe(&self) -> OperatorInfo {
         OperatorInfo::new(
             "HashJoin",
-            super::join_detail(&self.shared, self.probe.variables()),
+            super::join_detail(&self.shared, self.probe.input.variables()),
         )
     }
 
     fn children(&self) -> Vec<&dyn Operator> {
-        let mut children = vec![self.probe.as_ref()];
+        let mut children = vec![self.probe.input.as_ref()];
         children.extend(self.build.as_deref().map(|b| b as &dyn Operator));
         children
     }
@@ -80,33 +79,23 @@ impl Operator for HashJoin {
         }
         let table = self.table.as_ref().expect("built above");
         let width = self.variables.len();
-        while self.pending.len() < BATCH_ROWS {
-            if table.rows.is_empty() {
-                break;
-            }
-            let Some(batch) = self.probe.next_batch()? else {
-                break;
-            };
-            self.ctx.check()?;
-            for i in 0..batch.len {
-                let left = batch.row(i);
-                let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();
-                for candidate in table.candidates(&key) {
-                    let right = &table.rows[candidate as usize];
-                    if Solution::compatible(&left, right, &self.shared) {
-                        self.pending
-                            .push(Solution::merge(&left, right, &self.sources));
-                    }
-                }
-            }
-            self.ctx
-                .check_memory((self.pending.len() * (width * 8 + 24)) as u64)?;
-        }
-        if self.pending.is_empty() {
+        let mut out = Batch::with_columns(width);
+        if table.rows.is_empty() {
             return Ok(None);
         }
-        let batch = super::batch_of(&self.pending, width);
-        self.pending.clear();
-        Ok(Some(batch))
+        while out.len < BATCH_ROWS {
+            let Some(left) = self.probe.next_row(&self.ctx)? else {
+                break;
+            };
+            let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();
+            for candidate in table.candidates(&key) {
+                let right = &table.rows[candidate as usize];
+                if Solution::compatible(&left, right, &self.shared) {
+                    out.push_row(&Solution::merge(&left, right, &self.sources));
+                }
+            }
+        }
+        self.ctx.check_memory((out.len * (width * 8 + 24)) as u64)?;
+        Ok((out.len > 0).then_some(out))
     }
 }

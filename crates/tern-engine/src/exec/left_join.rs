@@ -1,6 +1,7 @@
 //! OPTIONAL: every left row, joined with the compatible right rows that pass
 //! the optional's filter, or alone when there are none.
 
+use super::cursor::RowCursor;
 use super::{Batch, BoxedOperator, Operator, RowTable, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
 use crate::expr_eval::RowEvaluator;
@@ -15,7 +16,7 @@ use tern_index::Id;
 pub struct LeftJoin {
     ctx: Arc<QueryContext>,
     variables: Vec<Variable>,
-    left: BoxedOperator,
+    left: RowCursor,
     right: Option<BoxedOperator>,
     table: Option<RowTable>,
     shared: Vec<(usize, usize)>,
@@ -39,7 +40,7 @@ impl LeftJoin {
         LeftJoin {
             ctx,
             variables,
-            left,
+            left: RowCursor::new(left),
             right: Some(right),
             table: None,
             shared,
@@ -57,12 +58,12 @@ impl Operator for LeftJoin {
     fn describe(&self) -> OperatorInfo {
         OperatorInfo::new(
             "LeftJoin",
-            super::join_detail(&self.shared, self.left.variables()),
+            super::join_detail(&self.shared, self.left.input.variables()),
         )
     }
 
     fn children(&self) -> Vec<&dyn Operator> {
-        let mut children = vec![self.left.as_ref()];
+        let mut children = vec![self.left.input.as_ref()];
         children.extend(self.right.as_deref().map(|b| b as &dyn Operator));
         children
     }
@@ -85,47 +86,35 @@ impl Operator for LeftJoin {
         }
         let table = self.table.as_ref().expect("built above");
         let width = self.variables.len();
-        let mut out: Vec<Vec<Id>> = Vec::new();
-        while out.len() < BATCH_ROWS {
-            let Some(batch) = self.left.next_batch()? else {
+        let alone: Vec<(Option<usize>, Option<usize>)> =
+            self.sources.iter().map(|&(l, _)| (l, None)).collect();
+        let mut out = Batch::with_columns(width);
+        while out.len < BATCH_ROWS {
+            let Some(left) = self.left.next_row(&self.ctx)? else {
                 break;
             };
-            self.ctx.check()?;
-            for i in 0..batch.len {
-                let left = batch.row(i);
-                let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();
-                let mut matched = false;
-                for candidate in table.candidates(&key) {
-                    let right = &table.rows[candidate as usize];
-                    if !Solution::compatible(&left, right, &self.shared) {
-                        continue;
-                    }
-                    let merged = Solution::merge(&left, right, &self.sources);
-                    let keep = match &self.filter {
-                        None => true,
-                        Some(filter) => filter.is_true(&merged)?,
-                    };
-                    if keep {
-                        matched = true;
-                        out.push(merged);
-                    }
+            let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();
+            let mut matched = false;
+            for candidate in table.candidates(&key) {
+                let right = &table.rows[candidate as usize];
+                if !Solution::compatible(&left, right, &self.shared) {
+                    continue;
                 }
-                if !matched {
-                    out.push(Solution::merge(
-                        &left,
-                        &[],
-                        &self
-                            .sources
-                            .iter()
-                            .map(|&(l, _)| (l, None))
-                            .collect::<Vec<_>>(),
-                    ));
+                let merged = Solution::merge(&left, right, &self.sources);
+                let keep = match &self.filter {
+                    None => true,
+                    Some(filter) => filter.is_true(&merged)?,
+                };
+                if keep {
+                    matched = true;
+                    out.push_row(&merged);
                 }
             }
+            if !matched {
+                out.push_row(&Solution::merge(&left, &[], &alone));
+            }
         }
-        if out.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(super::batch_of(&out, width)))
+        self.ctx.check_memory((out.len * (width * 8 + 24)) as u64)?;
+        Ok((out.len > 0).then_some(out))
     }
 }

@@ -3,6 +3,7 @@
 //! query's cancellation flag and deadline once per batch.
 
 mod condition;
+mod cursor;
 mod distinct;
 mod extend;
 mod filter;

@@ -102,6 +102,9 @@ impl Operator for OrderBy {
             let rows = super::collect_rows(input.as_mut(), &self.ctx)?;
             // Sort keys are computed and sorted on all cores.
             let keys = super::map_indexes(rows.len(), |i| {
+                if i % 4096 == 0 {
+                    self.ctx.check()?;
+                }
                 self.keys
                     .iter()
                     .map(|(k, _)| k.evaluate(&rows[i]))
