@@ -37,7 +37,7 @@ const CROSS: &str = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f }";
 
 fn run(engine: &Engine, request: &QueryRequest) -> Result<(), EngineError> {
     match engine.execute(CROSS, request)?.outcome {
-        QueryOutcome::Solutions { rows, .. } => rows.map(|r| r.map(drop)).collect(),
+        QueryOutcome::Solutions { mut rows, .. } => rows.try_for_each(|r| r.map(drop)),
         _ => panic!("SELECT gives solutions"),
     }
 }
