@@ -97,7 +97,9 @@ def test_fault_without_te_trailers_breaks_the_transfer(big_server):
     r = rawhttp.get(big_server.host, big_server.port, "/sparql", params, {"Accept": "text/tab-separated-values"})
     assert r.status == 200
     assert not r.complete  # no terminating chunk: the client sees a cut transfer
-    assert r.body.count(b"\n") >= 50000
+    # The rows before the fault were sent, but the connection is cut right
+    # after them, so the last chunk may be lost with it under load.
+    assert r.body.count(b"\n") >= 30000
     with pytest.raises(requests.exceptions.ChunkedEncodingError):
         requests.get(big_server.url, params=params, timeout=60).content
     # curl reports a transfer error too (18: partial file, 56: receive error).
