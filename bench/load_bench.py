@@ -16,7 +16,6 @@ import argparse
 import datetime
 import json
 import os
-import platform
 import shutil
 import statistics
 import subprocess
@@ -25,9 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-BENCH = Path(__file__).resolve().parent
-DEFAULT_TERN = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache/tern-target")) / "release/tern"
-DEFAULT_VENV = Path(os.environ.get("TERN_BENCH_VENV", Path.home() / ".cache/tern-bench-venv"))
+from benchlib import BENCH, DEFAULT_DATA, DEFAULT_PEER_PYTHON, DEFAULT_TERN, git_commit, machine, tool_version
+
 ENGINES = ("tern", "oxigraph")
 
 # Run in the peer venv. Closing the store before exiting makes sure RocksDB's
@@ -168,28 +166,14 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
-def tool_version(cmd: list[str]) -> str | None:
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
-    except OSError:
-        return None
-    return r.stdout.strip() or None if r.returncode == 0 else None
-
-
-def machine() -> dict:
-    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), None)
-    mem = next((int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal")), None)
-    return {"cpu": cpu, "cores": os.cpu_count(), "mem_bytes": mem, "kernel": platform.release()}
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tern", type=Path, default=DEFAULT_TERN, help="tern binary (default: %(default)s)")
     ap.add_argument("--tern-memory", help="passed to `tern load --memory`")
-    ap.add_argument("--peer-python", type=Path, default=DEFAULT_VENV / "bin/python",
+    ap.add_argument("--peer-python", type=Path, default=DEFAULT_PEER_PYTHON,
                     help="python with pyoxigraph, from setup_peers.sh (default: %(default)s)")
     ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated subset of: tern,oxigraph")
-    ap.add_argument("--data", type=Path, default=Path("/tmp/tern-bench-data"),
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA,
                     help="directory filled by make_data.py (default: %(default)s)")
     ap.add_argument("--tmp", type=Path, help="where the index directories go (default: --data)")
     ap.add_argument("--runs", type=int, default=3)
@@ -223,7 +207,7 @@ def main() -> None:
             "oxigraph": {"version": results[datasets[0]]["runs"]["oxigraph"][0]["version"],
                          "api": "pyoxigraph Store.bulk_load (lenient=False)"} if "oxigraph" in args.engines else None,
         },
-        "git_commit": tool_version(["git", "-C", str(BENCH), "rev-parse", "HEAD"]),
+        "git_commit": git_commit(),
         "datasets": results,
     }
     out = args.out or BENCH / "results" / f"load-{started:%Y-%m-%d}.json"

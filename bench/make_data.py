@@ -18,12 +18,12 @@ and renamed, so an interrupted run never leaves a truncated file behind.
 """
 import argparse
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchlib import DEFAULT_DATA, SHARED, decompress
+
 INSTANCES = b"<http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/instances/"
 COPIES = 10
 
@@ -31,13 +31,6 @@ COPIES = 10
 # too keeps "_:" inside string values untouched; only used if the data has any
 # blank node at all, since BSBM has none and this is far slower than replace().
 BNODE_OR_LITERAL = re.compile(rb'"(?:[^"\\\n]|\\.)*"|(?<![^\s])_:([^\s]*[^\s.])')
-
-
-def decompress(src: Path, dst: Path) -> None:
-    tmp = dst.with_name(dst.name + ".tmp")
-    # --long=27: the shared files use a 128 MiB window, which zstd refuses by default.
-    subprocess.run(["zstd", "-q", "-d", "--long=27", "-f", "-o", str(tmp), str(src)], check=True)
-    tmp.rename(dst)
 
 
 def make_copies(src: Path, dst: Path, copies: int) -> None:
@@ -62,9 +55,9 @@ def make_copies(src: Path, dst: Path, copies: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--shared", type=Path, default=REPO.parent / "shared",
+    ap.add_argument("--shared", type=Path, default=SHARED,
                     help="the project's shared/ directory (default: %(default)s)")
-    ap.add_argument("--work", type=Path, default=Path("/tmp/tern-bench-data"),
+    ap.add_argument("--work", type=Path, default=DEFAULT_DATA,
                     help="where to write the inputs (default: %(default)s)")
     args = ap.parse_args()
 

@@ -27,6 +27,8 @@ enum Command {
     Query(commands::query::QueryArgs),
     /// Serve an index as a SPARQL 1.1 endpoint at /sparql.
     Serve(commands::serve::ServeArgs),
+    /// Measure query latency: run query files repeatedly against one opened index.
+    BenchQueries(commands::bench_queries::BenchQueriesArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
         Command::Stats(args) => commands::stats::run(args),
         Command::Query(args) => commands::query::run(args),
         Command::Serve(args) => commands::serve::run(args),
+        Command::BenchQueries(args) => commands::bench_queries::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,3 +1,4 @@
+pub mod bench_queries;
 pub mod load;
 pub mod query;
 pub mod serve;

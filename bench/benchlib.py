@@ -1,0 +1,41 @@
+"""Helpers shared by the benchmark scripts (stdlib only)."""
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+SHARED = REPO.parent / "shared"
+DEFAULT_DATA = Path("/tmp/tern-bench-data")
+DEFAULT_TERN = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache/tern-target")) / "release/tern"
+DEFAULT_VENV = Path(os.environ.get("TERN_BENCH_VENV", Path.home() / ".cache/tern-bench-venv"))
+DEFAULT_PEER_PYTHON = DEFAULT_VENV / "bin/python"
+
+
+def decompress(src: Path, dst: Path) -> None:
+    """zstd-decompress src to dst, through a temporary name so that an
+    interrupted run never leaves a truncated dst behind."""
+    tmp = dst.with_name(dst.name + ".tmp")
+    # --long=27: the shared files use a 128 MiB window, which zstd refuses by default.
+    subprocess.run(["zstd", "-q", "-d", "--long=27", "-f", "-o", str(tmp), str(src)], check=True)
+    tmp.rename(dst)
+
+
+def tool_version(cmd: list[str]) -> str | None:
+    """The stripped stdout of cmd, or None if it cannot run or fails."""
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    except OSError:
+        return None
+    return r.stdout.strip() or None if r.returncode == 0 else None
+
+
+def git_commit() -> str | None:
+    return tool_version(["git", "-C", str(BENCH), "rev-parse", "HEAD"])
+
+
+def machine() -> dict:
+    cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), None)
+    mem = next((int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal")), None)
+    return {"cpu": cpu, "cores": os.cpu_count(), "mem_bytes": mem, "kernel": platform.release()}
