@@ -5,10 +5,10 @@ use crate::error::{IndexError, IoContext, Result};
 use crate::meta::{IndexMeta, FORMAT_VERSION, META_FILE};
 use crate::permutation::{Permutation, PermutationReader, Row, ScanIter};
 use crate::stats::{Statistics, STATS_FILE};
-use crate::term_key::{self, Classified};
-use crate::vocab::Vocabulary;
+use crate::term_key::{self, Classified, KeyParts};
+use crate::vocab::{Keys, Vocabulary};
 use crate::{inline, Id, Tag};
-use oxrdf::{BlankNode, Literal, NamedNode, Term, TermRef};
+use oxrdf::{BlankNode, BlankNodeRef, Literal, LiteralRef, NamedNode, NamedNodeRef, Term, TermRef};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 
@@ -112,42 +112,109 @@ impl Index {
         Ok(self.terms_of(&[id])?.pop().flatten())
     }
 
-    /// Terms of many IDs, decoding each vocabulary block once.
+    /// Terms of many IDs, decoding each vocabulary block at most once.
     pub fn terms_of(&self, ids: &[Id]) -> Result<Vec<Option<Term>>> {
-        let vocab_indexes: Vec<u64> = ids
-            .iter()
-            .filter(|id| id.tag() == Tag::Vocab)
-            .map(|id| id.payload())
-            .collect();
-        let mut keys = self.vocab.keys(&vocab_indexes)?.into_iter();
+        let keys = self.vocab.key_refs(&vocab_indexes(ids))?;
+        let mut next = 0;
+        let mut text = String::new();
         ids.iter()
             .map(|&id| {
+                text.clear();
                 Ok(match id.tag() {
                     Tag::Undefined | Tag::LocalVocab => None,
                     Tag::BlankNode => Some(
                         BlankNode::new_unchecked(term_key::blank_node_label(id.payload())).into(),
                     ),
                     Tag::Vocab => {
-                        let key = keys.next().unwrap_or_default();
-                        Some(
-                            term_key::key_to_term(&key).map_err(|e| IndexError::Corrupt {
-                                path: self.dir.clone(),
-                                reason: format!("{e} for {id:?}"),
-                            })?,
-                        )
+                        let (key, parts, escaped) = self.checked_key(id, &keys, next, &mut text)?;
+                        next += 1;
+                        let unescaped = escaped.then_some(text.as_str());
+                        Some(term_key::term_ref(key, parts, unescaped).into_owned())
                     }
                     _ => {
-                        let mut lexical = String::new();
-                        inline::write_lexical(id, &mut lexical);
+                        inline::write_lexical(id, &mut text);
                         let datatype = inline::datatype(id).unwrap_or(inline::XSD_INTEGER);
                         Some(
-                            Literal::new_typed_literal(lexical, NamedNode::new_unchecked(datatype))
-                                .into(),
+                            Literal::new_typed_literal(
+                                text.as_str(),
+                                NamedNode::new_unchecked(datatype),
+                            )
+                            .into(),
                         )
                     }
                 })
             })
             .collect()
+    }
+
+    /// The `n`-th of `keys`, the key of `id`, checked; an escaped literal
+    /// value is unescaped at the end of `text` (and the flag says so).
+    fn checked_key<'k>(
+        &self,
+        id: Id,
+        keys: &'k Keys,
+        n: usize,
+        text: &mut String,
+    ) -> Result<(&'k str, KeyParts, bool)> {
+        let corrupt = |e: term_key::CorruptKey| IndexError::Corrupt {
+            path: self.dir.clone(),
+            reason: format!("{e} for {id:?}"),
+        };
+        let key = keys
+            .get_str(n)
+            .ok_or(term_key::CorruptKey)
+            .map_err(corrupt)?;
+        let parts = term_key::key_parts(key).map_err(corrupt)?;
+        Ok(match parts {
+            KeyParts::Literal {
+                value_end,
+                escaped: true,
+                ..
+            } => {
+                term_key::unescape_into(&key.as_bytes()[1..value_end], text).map_err(corrupt)?;
+                (key, parts, true)
+            }
+            _ => (key, parts, false),
+        })
+    }
+
+    /// Terms of many IDs, borrowed from the decoded vocabulary blocks: like
+    /// [`terms_of`](Self::terms_of) without making a `Term` (and its strings)
+    /// per ID, for writing results out.
+    pub fn term_refs(&self, ids: &[Id]) -> Result<TermRefs> {
+        let keys = self.vocab.key_refs(&vocab_indexes(ids))?;
+        let mut text = String::new();
+        let mut slots = Vec::with_capacity(ids.len());
+        let mut next = 0;
+        for &id in ids {
+            let start = text.len();
+            slots.push(match id.tag() {
+                Tag::Undefined | Tag::LocalVocab => Slot::None,
+                Tag::BlankNode => {
+                    term_key::write_blank_node_label(id.payload(), &mut text);
+                    Slot::Blank {
+                        label: (start, text.len()),
+                    }
+                }
+                Tag::Vocab => {
+                    let (_, parts, escaped) = self.checked_key(id, &keys, next, &mut text)?;
+                    next += 1;
+                    Slot::Key {
+                        key: next - 1,
+                        parts,
+                        value: escaped.then_some((start, text.len())),
+                    }
+                }
+                _ => {
+                    inline::write_lexical(id, &mut text);
+                    Slot::Inline {
+                        lexical: (start, text.len()),
+                        datatype: inline::datatype(id).unwrap_or(inline::XSD_INTEGER),
+                    }
+                }
+            });
+        }
+        Ok(TermRefs { keys, text, slots })
     }
 
     /// Scans `perm` for rows starting with `prefix` (0–3 IDs) whose next column is
@@ -164,6 +231,78 @@ impl Index {
             None => Ok(0),
             Some((lo, hi)) => self.permutation(perm).count_rows(lo, hi, k),
         }
+    }
+}
+
+/// The vocabulary indexes of the vocabulary IDs among `ids`.
+fn vocab_indexes(ids: &[Id]) -> Vec<u64> {
+    ids.iter()
+        .filter(|id| id.tag() == Tag::Vocab)
+        .map(|id| id.payload())
+        .collect()
+}
+
+/// Terms of many IDs borrowed from decoded vocabulary blocks (see
+/// [`Index::term_refs`]).
+pub struct TermRefs {
+    keys: Keys,
+    /// Escaped literal values unescaped, inline values and blank node labels.
+    text: String,
+    slots: Vec<Slot>,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    None,
+    /// The `key`-th key of `keys`, checked; an escaped literal value's
+    /// unescaped form is in `text`.
+    Key {
+        key: usize,
+        parts: KeyParts,
+        value: Option<(usize, usize)>,
+    },
+    Blank {
+        label: (usize, usize),
+    },
+    Inline {
+        lexical: (usize, usize),
+        datatype: &'static str,
+    },
+}
+
+impl TermRefs {
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The term of the `i`-th ID; `None` for [`Id::UNDEFINED`] and per-query IDs.
+    pub fn get(&self, i: usize) -> Option<TermRef<'_>> {
+        Some(match self.slots[i] {
+            Slot::None => return None,
+            Slot::Key { key, parts, value } => {
+                let key = self.keys.get_str(key).expect("checked by term_refs");
+                term_key::term_ref(key, parts, value.map(|(start, end)| &self.text[start..end]))
+            }
+            Slot::Blank {
+                label: (start, end),
+            } => BlankNodeRef::new_unchecked(&self.text[start..end]).into(),
+            Slot::Inline {
+                lexical: (start, end),
+                datatype,
+            } => LiteralRef::new_typed_literal(
+                &self.text[start..end],
+                NamedNodeRef::new_unchecked(datatype),
+            )
+            .into(),
+        })
+    }
+
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<TermRef<'_>>> + '_ {
+        (0..self.len()).map(|i| self.get(i))
     }
 }
 

@@ -17,7 +17,7 @@ pub mod vocab;
 
 pub use error::{IndexError, Result};
 pub use id::{Id, Tag};
-pub use index::{Index, ScanRange};
+pub use index::{Index, ScanRange, TermRefs};
 pub use meta::IndexMeta;
 pub use permutation::{Batch, Permutation};
 pub use stats::{PredicateStats, Statistics};

@@ -11,7 +11,7 @@
 
 use crate::inline;
 use crate::Id;
-use oxrdf::{BlankNodeRef, Literal, LiteralRef, NamedNode, Term, TermRef};
+use oxrdf::{BlankNodeRef, LiteralRef, NamedNodeRef, Term, TermRef};
 
 const IRI: u8 = 0x02;
 const LITERAL: u8 = 0x03;
@@ -91,40 +91,114 @@ pub fn key_of(term: TermRef<'_>) -> Option<Vec<u8>> {
 /// Rebuilds the term from its key. Keys come from our own files, so a corrupt key
 /// yields an error value rather than a panic.
 pub fn key_to_term(key: &[u8]) -> Result<Term, CorruptKey> {
-    let (&kind, body) = key.split_first().ok_or(CorruptKey)?;
+    let key = std::str::from_utf8(key).map_err(|_| CorruptKey)?;
+    let parts = key_parts(key)?;
+    let mut unescaped = String::new();
+    let escaped = match parts {
+        KeyParts::Literal {
+            value_end,
+            escaped: true,
+            ..
+        } => {
+            unescape_into(&key.as_bytes()[1..value_end], &mut unescaped)?;
+            Some(unescaped.as_str())
+        }
+        _ => None,
+    };
+    Ok(term_ref(key, parts, escaped).into_owned())
+}
+
+/// The term of a key checked by [`key_parts`]; `unescaped` is the value of
+/// a literal whose value has escapes (see [`unescape_into`]).
+pub(crate) fn term_ref<'a>(
+    key: &'a str,
+    parts: KeyParts,
+    unescaped: Option<&'a str>,
+) -> TermRef<'a> {
+    let body = &key[1..];
+    match parts {
+        KeyParts::Iri => NamedNodeRef::new_unchecked(body).into(),
+        KeyParts::Literal {
+            value_end, suffix, ..
+        } => {
+            let value = unescaped.unwrap_or(&body[..value_end - 1]);
+            // After the value: its 0 terminator, `@` or `^`, the suffix.
+            let suffix_text = || &body[value_end + 1..];
+            match suffix {
+                Suffix::None => LiteralRef::new_simple_literal(value),
+                Suffix::Language => {
+                    LiteralRef::new_language_tagged_literal_unchecked(value, suffix_text())
+                }
+                Suffix::Datatype => {
+                    LiteralRef::new_typed_literal(value, NamedNodeRef::new_unchecked(suffix_text()))
+                }
+            }
+            .into()
+        }
+    }
+}
+
+/// Where the parts of a vocabulary key are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyParts {
+    /// An IRI: `key[1..]`.
+    Iri,
+    /// A literal: its escaped value is `key[1..value_end]`; after it come the
+    /// 0 terminator and the suffix.
+    Literal {
+        value_end: usize,
+        /// The value holds escaped bytes (see [`unescape_into`]).
+        escaped: bool,
+        suffix: Suffix,
+    },
+}
+
+/// A literal key's suffix, from `value_end + 2` to the end of the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Suffix {
+    None,
+    Language,
+    Datatype,
+}
+
+/// Checks a key's kind and layout, and finds its parts.
+pub(crate) fn key_parts(key: &str) -> Result<KeyParts, CorruptKey> {
+    let (&kind, body) = key.as_bytes().split_first().ok_or(CorruptKey)?;
     match kind {
-        IRI => Ok(NamedNode::new_unchecked(utf8(body)?).into()),
+        IRI => Ok(KeyParts::Iri),
         LITERAL => {
             let end = memchr::memchr(0, body).ok_or(CorruptKey)?;
-            let mut value = Vec::with_capacity(end);
-            let mut bytes = body[..end].iter();
-            while let Some(&b) = bytes.next() {
-                if b == 1 {
-                    value.push(bytes.next().ok_or(CorruptKey)? - 1);
-                } else {
-                    value.push(b);
-                }
-            }
-            let value = String::from_utf8(value).map_err(|_| CorruptKey)?;
-            let suffix = &body[end + 1..];
-            Ok(match suffix.first() {
-                None => Literal::new_simple_literal(value),
-                Some(b'@') => {
-                    Literal::new_language_tagged_literal_unchecked(value, utf8(&suffix[1..])?)
-                }
-                Some(b'^') => {
-                    Literal::new_typed_literal(value, NamedNode::new_unchecked(utf8(&suffix[1..])?))
-                }
+            let suffix = match body.get(end + 1) {
+                None => Suffix::None,
+                Some(b'@') => Suffix::Language,
+                Some(b'^') => Suffix::Datatype,
                 Some(_) => return Err(CorruptKey),
-            }
-            .into())
+            };
+            Ok(KeyParts::Literal {
+                value_end: end + 1,
+                escaped: memchr::memchr(1, &body[..end]).is_some(),
+                suffix,
+            })
         }
         _ => Err(CorruptKey),
     }
 }
 
-fn utf8(bytes: &[u8]) -> Result<String, CorruptKey> {
-    String::from_utf8(bytes.to_vec()).map_err(|_| CorruptKey)
+/// Appends the value of an escaped literal value to `out`.
+pub(crate) fn unescape_into(escaped: &[u8], out: &mut String) -> Result<(), CorruptKey> {
+    let mut value = Vec::with_capacity(escaped.len());
+    let mut bytes = escaped.iter();
+    while let Some(&b) = bytes.next() {
+        match b {
+            1 => match bytes.next() {
+                Some(&e @ (1 | 2)) => value.push(e - 1),
+                _ => return Err(CorruptKey),
+            },
+            _ => value.push(b),
+        }
+    }
+    out.push_str(std::str::from_utf8(&value).map_err(|_| CorruptKey)?);
+    Ok(())
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -133,7 +207,15 @@ pub struct CorruptKey;
 
 /// The label under which an index-numbered blank node is shown.
 pub fn blank_node_label(number: u64) -> String {
-    format!("b{number}")
+    let mut label = String::new();
+    write_blank_node_label(number, &mut label);
+    label
+}
+
+/// Appends [`blank_node_label`] to `out`.
+pub fn write_blank_node_label(number: u64, out: &mut String) {
+    use std::fmt::Write;
+    write!(out, "b{number}").expect("writing to a String");
 }
 
 /// Parses a label made by [`blank_node_label`] back into its number.
@@ -144,6 +226,7 @@ pub fn blank_node_number(node: BlankNodeRef<'_>) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use oxrdf::{Literal, NamedNode};
 
     fn key(t: impl Into<Term>) -> Vec<u8> {
         key_of(t.into().as_ref()).unwrap()
@@ -167,5 +250,40 @@ mod tests {
         for (t, k) in terms.iter().zip(&keys) {
             assert_eq!(&key_to_term(k).unwrap(), t);
         }
+        let parts: Vec<KeyParts> = keys
+            .iter()
+            .map(|k| key_parts(std::str::from_utf8(k).unwrap()).unwrap())
+            .collect();
+        assert_eq!(parts[0], KeyParts::Iri);
+        assert_eq!(
+            parts[4],
+            KeyParts::Literal {
+                value_end: 2,
+                escaped: false,
+                suffix: Suffix::Language
+            }
+        );
+        assert!(matches!(
+            parts[5],
+            KeyParts::Literal {
+                suffix: Suffix::Datatype,
+                ..
+            }
+        ));
+        let KeyParts::Literal {
+            value_end,
+            escaped: true,
+            suffix: Suffix::None,
+        } = parts[6]
+        else {
+            panic!("{:?}", parts[6]);
+        };
+        let mut value = String::new();
+        unescape_into(&keys[6][1..value_end], &mut value).unwrap();
+        assert_eq!(value, "a\u{0}b");
+        for bad in ["", "\x09x", "\x03a", "\x03a\x00!"] {
+            assert!(key_parts(bad).is_err(), "{bad:?}");
+        }
+        assert!(unescape_into(b"a\x01\x05", &mut value).is_err());
     }
 }

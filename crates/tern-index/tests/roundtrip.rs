@@ -20,6 +20,7 @@ fn sample_nquads() -> String {
         "\"chat\"@fr".to_owned(),
         "\"colour\"@en-GB".to_owned(),
         "\"caf\\u00E9 \\U0001F600 tab\\tnl\\n\"".to_owned(),
+        "\"nul\\u0000one\\u0001end\"@en".to_owned(),
         format!("\"{}\"", long_literal()),
         format!("\"42\"^^<{xsd}integer>"),
         format!("\"01\"^^<{xsd}integer>"),

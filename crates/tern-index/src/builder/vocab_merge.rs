@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// Writes the vocabulary of a load that fit in one run: its sorted positions are
 /// the final IDs already. Returns the number of vocabulary entries.
 pub fn write_sorted(keys: Vec<Box<[u8]>>, index_dir: &Path) -> Result<u64, LoadError> {
-    let mut writer = VocabWriter::create(index_dir, &crate::vocab::dictionary(&keys))?;
+    let mut writer = VocabWriter::create(index_dir, &crate::vocab::dictionaries(&keys))?;
     for key in keys {
         writer.push(key.into_vec())?;
     }
@@ -33,7 +33,7 @@ pub fn merge(runs: Runs, index_dir: &Path, store: &mut QuadStore) -> Result<u64,
         Runs::Spilled(runs) => {
             // The first run is a sample of the whole vocabulary.
             let sample = read_keys(&runs[0])?;
-            let mut writer = VocabWriter::create(index_dir, &crate::vocab::dictionary(&sample))?;
+            let mut writer = VocabWriter::create(index_dir, &crate::vocab::dictionaries(&sample))?;
             drop(sample);
             let maps = merge_keys(&runs, &mut writer)?;
             for (run, map_path) in runs.iter().zip(maps) {

@@ -1,65 +1,178 @@
-//! One vocabulary block: keys front-coded against their predecessor, then zstd
-//! with a dictionary shared by all blocks.
+//! Vocabulary blocks: keys front-coded against their predecessor, then zstd
+//! with a dictionary shared by all blocks of a section.
 //!
 //! Blocks must stay small so that looking up one term decodes little, but small
 //! blocks alone compress poorly: the words of a literal-heavy vocabulary repeat
 //! across blocks, not within them. A raw-content dictionary made of sample blocks
-//! gives every block those repeats (on BSBM's literals: 20.5 MB → 14.4 MB).
+//! gives every block those repeats. It is kept small (tens to a few hundred KB)
+//! so that it stays in the core's cache while blocks are decoded.
+//!
+//! Long keys (at least [`LONG_KEY`] bytes: descriptions, reviews, abstracts)
+//! hold most of the bytes of a typical vocabulary but few of its entries, and
+//! are rarely the terms a query looks up by the thousand. They live in their
+//! own section; the main section keeps a [`STUB`] of each, so that the main
+//! blocks stay dense in entries and cheap to decode, and searches can order
+//! most keys without the long section.
 
 use crate::varint;
-use zstd::bulk::{Compressor, Decompressor};
-use zstd::dict::DecoderDictionary;
+use std::sync::Mutex;
+use zstd::bulk::Compressor;
+use zstd::dict::EncoderDictionary;
+use zstd::zstd_safe::DCtx;
 
-/// Raw keys of a block are compressed together once they reach this size.
+/// Key bytes of a block (stubs for long keys in the main section) after which
+/// it is compressed.
 pub const TARGET_RAW_BYTES: usize = 32 * 1024;
+/// Entries of a main block at most.
 pub const MAX_ENTRIES: usize = 1024;
-/// Level 5 with the dictionary: level 9 saves 4% of space for twice the time.
-const ZSTD_LEVEL: i32 = 5;
-/// Sample blocks taken into the dictionary, and bytes taken from each.
-const DICTIONARY_SAMPLES: usize = 64;
-const SAMPLE_BYTES: usize = 16 * 1024;
+/// Keys this long or longer go to the long section.
+pub const LONG_KEY: usize = 256;
+/// Bytes of a long key kept in the main section.
+pub const STUB: usize = 16;
+/// zstd levels. The main section is small once front-coded (IRIs share long
+/// prefixes), so a high level costs little. The long section is most of the
+/// vocabulary's bytes: on BSBM's, level 9 is 2% smaller than 6 but takes
+/// 1.8 times as long to compress, for the same decoding speed.
+pub const MAIN_LEVEL: i32 = 9;
+pub const LONG_LEVEL: i32 = 6;
+/// Dictionary samples per section, and bytes taken from each.
+const MAIN_SAMPLES: (usize, usize) = (16, 4 * 1024);
+const LONG_SAMPLES: (usize, usize) = (32, 8 * 1024);
 
-/// Front-codes sorted keys: per key, the length shared with the previous key and
-/// the remaining suffix.
-pub fn front_code(keys: &[Vec<u8>]) -> Vec<u8> {
-    let mut raw = Vec::with_capacity(keys.iter().map(|k| k.len() + 2).sum());
-    let mut prev: &[u8] = &[];
-    for key in keys {
-        let shared = prev.iter().zip(key).take_while(|(a, b)| a == b).count();
-        varint::write(shared as u64, &mut raw);
-        varint::write((key.len() - shared) as u64, &mut raw);
-        raw.extend_from_slice(&key[shared..]);
-        prev = key;
+/// The bytes a section stores for a key: the key itself, or for a long key in
+/// the main section its stub (cut between two UTF-8 characters, so that a
+/// block of keys is UTF-8 as a whole).
+pub fn stored(key: &[u8]) -> (&[u8], bool) {
+    if key.len() >= LONG_KEY {
+        let mut end = STUB;
+        while end > 1 && key[end] & 0xC0 == 0x80 {
+            end -= 1;
+        }
+        (&key[..end], true)
+    } else {
+        (key, false)
     }
-    raw
 }
 
-/// Builds the shared dictionary from sorted keys: front-coded runs of keys taken
-/// at evenly spaced places *by bytes*, so it holds what the bulk of the blocks
-/// look like (long literals, not the short IRIs that dominate by count).
-/// Small vocabularies get no dictionary: it would cost more than it saves.
-pub fn dictionary<K: AsRef<[u8]>>(sorted_keys: &[K]) -> Vec<u8> {
-    let total: usize = sorted_keys.iter().map(|k| k.as_ref().len()).sum();
-    if total < 8 * DICTIONARY_SAMPLES * SAMPLE_BYTES {
+/// Front-codes keys as they come: per key, the length shared with the previous
+/// key, then `suffix length << 1 | long`, then the suffix.
+#[derive(Default)]
+pub struct FrontCoder {
+    raw: Vec<u8>,
+    prev: Vec<u8>,
+    entries: usize,
+    /// Bytes of the keys as stored (before front coding).
+    key_bytes: usize,
+}
+
+impl FrontCoder {
+    pub fn push(&mut self, key: &[u8], long: bool) {
+        let shared = self
+            .prev
+            .iter()
+            .zip(key)
+            .take_while(|(a, b)| a == b)
+            .count();
+        varint::write(shared as u64, &mut self.raw);
+        varint::write(
+            ((key.len() - shared) as u64) << 1 | u64::from(long),
+            &mut self.raw,
+        );
+        self.raw.extend_from_slice(&key[shared..]);
+        self.prev.truncate(shared);
+        self.prev.extend_from_slice(&key[shared..]);
+        self.entries += 1;
+        self.key_bytes += key.len();
+    }
+
+    pub fn entries(&self) -> usize {
+        self.entries
+    }
+
+    pub fn key_bytes(&self) -> usize {
+        self.key_bytes
+    }
+
+    /// The front-coded bytes so far; starts a new block.
+    pub fn take(&mut self) -> Vec<u8> {
+        self.prev.clear();
+        self.entries = 0;
+        self.key_bytes = 0;
+        std::mem::take(&mut self.raw)
+    }
+}
+
+/// The dictionaries of the two sections, stored together in `vocab.dict`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dictionaries {
+    pub main: Vec<u8>,
+    pub long: Vec<u8>,
+}
+
+impl Dictionaries {
+    pub fn to_bytes(&self) -> Vec<u8> {
+        [
+            (self.main.len() as u64).to_le_bytes().as_slice(),
+            &self.main,
+            &self.long,
+        ]
+        .concat()
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Option<Dictionaries> {
+        let main_len = u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?);
+        let main_end = usize::try_from(main_len).ok()?.checked_add(8)?;
+        Some(Dictionaries {
+            main: bytes.get(8..main_end)?.to_vec(),
+            long: bytes[main_end..].to_vec(),
+        })
+    }
+}
+
+/// Builds both dictionaries from sorted keys (all of them, or an evenly spread
+/// sample).
+pub fn dictionaries<K: AsRef<[u8]>>(sorted_keys: &[K]) -> Dictionaries {
+    let main = sample(
+        || sorted_keys.iter().map(|k| stored(k.as_ref())),
+        MAIN_SAMPLES,
+    );
+    let long = sample(
+        || {
+            sorted_keys
+                .iter()
+                .map(|k| k.as_ref())
+                .filter(|k| k.len() >= LONG_KEY)
+                .map(|k| (k, false))
+        },
+        LONG_SAMPLES,
+    );
+    Dictionaries { main, long }
+}
+
+/// A raw-content dictionary: front-coded runs of keys taken at evenly spaced
+/// places *by bytes*, so it holds what the bulk of the blocks look like.
+/// Small sections get no dictionary: it would cost more than it saves.
+fn sample<'a, I: Iterator<Item = (&'a [u8], bool)>>(
+    keys: impl Fn() -> I,
+    (samples, sample_bytes): (usize, usize),
+) -> Vec<u8> {
+    let total: usize = keys().map(|(k, _)| k.len()).sum();
+    if total < 8 * samples * sample_bytes {
         return Vec::new();
     }
-    let spacing = total / DICTIONARY_SAMPLES;
-    let mut dictionary = Vec::with_capacity(DICTIONARY_SAMPLES * SAMPLE_BYTES);
-    // Byte position in the vocabulary where the next sample starts.
-    let mut next_sample = 0;
+    let spacing = total / samples;
+    let mut dictionary = Vec::with_capacity(samples * sample_bytes);
+    // Byte position in the section where the next sample starts (the middle
+    // of each stretch).
+    let mut next_sample = spacing / 2;
     let mut seen = 0;
-    let mut group: Vec<Vec<u8>> = Vec::new();
-    let mut group_bytes = 0;
-    for key in sorted_keys {
-        let key = key.as_ref();
-        if !group.is_empty() || seen >= next_sample {
-            group.push(key.to_vec());
-            group_bytes += key.len();
-            if group_bytes >= SAMPLE_BYTES {
-                let raw = front_code(&group);
-                dictionary.extend_from_slice(&raw[..raw.len().min(SAMPLE_BYTES)]);
-                group.clear();
-                group_bytes = 0;
+    let mut group = FrontCoder::default();
+    for (key, long) in keys() {
+        if group.entries() > 0 || seen >= next_sample {
+            group.push(key, long);
+            if group.key_bytes() >= sample_bytes {
+                let raw = group.take();
+                dictionary.extend_from_slice(&raw[..raw.len().min(sample_bytes)]);
                 next_sample += spacing;
             }
         }
@@ -68,102 +181,280 @@ pub fn dictionary<K: AsRef<[u8]>>(sorted_keys: &[K]) -> Vec<u8> {
     dictionary
 }
 
+/// Compresses blocks of one section; shared by the threads that compress,
+/// with the dictionary digested once.
 pub struct BlockEncoder {
-    dictionary: Vec<u8>,
+    dictionary: EncoderDictionary<'static>,
 }
 
 impl BlockEncoder {
-    pub fn new(dictionary: &[u8]) -> BlockEncoder {
+    pub fn new(dictionary: &[u8], level: i32) -> BlockEncoder {
         BlockEncoder {
-            dictionary: dictionary.to_vec(),
+            dictionary: EncoderDictionary::copy(dictionary, level),
         }
     }
 
-    /// Encodes many blocks with one compression context, which digests the
-    /// dictionary once. Each block's bytes: raw length (u32 LE), then the zstd frame.
-    pub fn encode_all(&self, blocks: &[Vec<Vec<u8>>]) -> Vec<Vec<u8>> {
-        let mut compressor = Compressor::with_dictionary(ZSTD_LEVEL, &self.dictionary)
+    /// Compresses front-coded blocks with one compression context. Each
+    /// block's bytes: raw length (u32 LE), then the zstd frame.
+    pub fn encode_all<'a>(&self, raws: impl Iterator<Item = &'a [u8]>) -> Vec<Vec<u8>> {
+        let mut compressor = Compressor::with_prepared_dictionary(&self.dictionary)
             .expect("zstd context for an in-memory buffer");
-        blocks
-            .iter()
-            .map(|keys| {
-                let raw = front_code(keys);
-                let frame = compressor
-                    .compress(&raw)
-                    .expect("zstd compression of an in-memory buffer");
-                [(raw.len() as u32).to_le_bytes().as_slice(), &frame].concat()
-            })
-            .collect()
+        raws.map(|raw| {
+            let frame = compressor
+                .compress(raw)
+                .expect("zstd compression of an in-memory buffer");
+            [(raw.len() as u32).to_le_bytes().as_slice(), &frame].concat()
+        })
+        .collect()
     }
 }
 
+/// Decodes blocks of one section.
+///
+/// Decompression contexts are pooled: making one per block costs as much as
+/// decoding a block. Each comes with a buffer that holds a copy of the
+/// dictionary followed by room for a block: zstd decodes the block right
+/// after the dictionary, so that it sees the dictionary as the start of the
+/// same stream and copies matches from it inline, instead of through one
+/// `memmove` call per match from a separate dictionary.
 pub struct BlockDecoder {
-    dictionary: DecoderDictionary<'static>,
+    dictionary: Vec<u8>,
+    pool: Mutex<Vec<(DCtx<'static>, Vec<u8>)>>,
 }
 
 impl BlockDecoder {
     pub fn new(dictionary: &[u8]) -> BlockDecoder {
         BlockDecoder {
-            dictionary: DecoderDictionary::copy(dictionary),
+            dictionary: dictionary.to_vec(),
+            pool: Mutex::new(Vec::new()),
         }
     }
 
     pub fn decode(&self, block: &[u8], entries: usize) -> Option<DecodedBlock> {
         let raw_len = u32::from_le_bytes(block.get(..4)?.try_into().ok()?) as usize;
-        let mut decompressor = Decompressor::with_prepared_dictionary(&self.dictionary).ok()?;
-        let raw = decompressor.decompress(&block[4..], raw_len).ok()?;
-        DecodedBlock::from_front_coded(&raw, entries)
+        let pooled = self.pool.lock().unwrap().pop();
+        let (mut context, mut buffer) =
+            pooled.unwrap_or_else(|| (DCtx::create(), self.dictionary.clone()));
+        let dictionary_len = self.dictionary.len();
+        if buffer.len() < dictionary_len + raw_len {
+            buffer.resize(dictionary_len + raw_len, 0);
+        }
+        let (dictionary, out) = buffer.split_at_mut(dictionary_len);
+        let out = &mut out[..raw_len];
+        let decoded = match context.decompress_using_dict(out, &block[4..], dictionary) {
+            Ok(n) if n == raw_len => DecodedBlock::from_front_coded(out, entries),
+            _ => None,
+        };
+        if buffer.len() > dictionary_len + 4 * TARGET_RAW_BYTES {
+            buffer.truncate(dictionary_len);
+            buffer.shrink_to_fit();
+        }
+        self.pool.lock().unwrap().push((context, buffer));
+        decoded
     }
 }
 
 /// A block with its keys expanded, for lookups.
 pub struct DecodedBlock {
-    data: Vec<u8>,
+    data: Data,
     ends: Vec<u32>,
+    /// Per entry, its rank among the block's long entries, `u32::MAX` for a
+    /// key stored whole; empty if the block has no long entries.
+    long_ranks: Vec<u32>,
+}
+
+/// The keys one after the other: text if they are UTF-8 (checked once here
+/// rather than per key when terms are made of them).
+enum Data {
+    Text(String),
+    Bytes(Vec<u8>),
+}
+
+impl Data {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Data::Text(text) => text.as_bytes(),
+            Data::Bytes(bytes) => bytes,
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        match self {
+            Data::Text(text) => text.capacity(),
+            Data::Bytes(bytes) => bytes.capacity(),
+        }
+    }
 }
 
 impl DecodedBlock {
     fn from_front_coded(raw: &[u8], entries: usize) -> Option<DecodedBlock> {
-        let mut data: Vec<u8> = Vec::with_capacity(raw.len() * 2);
-        let mut ends = Vec::with_capacity(entries);
-        let mut pos = 0;
-        let mut prev_start = 0;
+        // First pass: the expanded size, so that the keys are copied once into
+        // a buffer of the right size.
+        let (mut pos, mut total, mut longs) = (0, 0usize, 0);
         for _ in 0..entries {
             let shared = varint::read(raw, &mut pos)? as usize;
-            let suffix = varint::read(raw, &mut pos)? as usize;
+            let suffix = varint::read(raw, &mut pos)?;
+            longs += (suffix & 1) as usize;
+            let suffix = (suffix >> 1) as usize;
+            pos = pos.checked_add(suffix)?;
+            total = total.checked_add(shared)?.checked_add(suffix)?;
+        }
+        if pos != raw.len() || u32::try_from(total).is_err() {
+            return None;
+        }
+        let mut data: Vec<u8> = Vec::with_capacity(total);
+        let mut ends = Vec::with_capacity(entries);
+        let mut long_ranks = Vec::with_capacity(if longs > 0 { entries } else { 0 });
+        let mut pos = 0;
+        let mut prev_start = 0;
+        let mut rank = 0;
+        for _ in 0..entries {
+            let shared = varint::read(raw, &mut pos)? as usize;
+            let suffix = varint::read(raw, &mut pos)?;
             let start = data.len();
             if shared > start - prev_start {
                 return None;
             }
             data.extend_from_within(prev_start..prev_start + shared);
-            data.extend_from_slice(raw.get(pos..pos + suffix)?);
-            pos += suffix;
+            let len = (suffix >> 1) as usize;
+            data.extend_from_slice(&raw[pos..pos + len]);
+            pos += len;
             prev_start = start;
             ends.push(data.len() as u32);
+            if longs > 0 {
+                if suffix & 1 == 1 {
+                    long_ranks.push(rank);
+                    rank += 1;
+                } else {
+                    long_ranks.push(u32::MAX);
+                }
+            }
         }
-        Some(DecodedBlock { data, ends })
+        let data = match String::from_utf8(data) {
+            Ok(text) => Data::Text(text),
+            Err(e) => Data::Bytes(e.into_bytes()),
+        };
+        Some(DecodedBlock {
+            data,
+            ends,
+            long_ranks,
+        })
     }
 
     pub fn len(&self) -> usize {
         self.ends.len()
     }
 
-    pub fn key(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
-        &self.data[start..self.ends[i] as usize]
+    /// Bytes held in memory, for the cache's budget.
+    pub fn memory(&self) -> usize {
+        self.data.capacity() + 4 * (self.ends.capacity() + self.long_ranks.capacity()) + 96
     }
 
-    /// Index of the first key >= `key`.
-    pub fn lower_bound(&self, key: &[u8]) -> usize {
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if self.key(mid) < key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
+    /// The stored bytes of entry `i`: the key, or the stub of a long key.
+    #[inline]
+    pub fn key(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.data.bytes()[start..self.ends[i] as usize]
+    }
+
+    /// [`key`](Self::key) as text, if the block is UTF-8 and so is the key
+    /// (every key starts with an ASCII kind byte, so keys of a UTF-8 block
+    /// are UTF-8).
+    #[inline]
+    pub fn key_str(&self, i: usize) -> Option<&str> {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        match &self.data {
+            Data::Text(text) => text.get(start..self.ends[i] as usize),
+            Data::Bytes(_) => None,
         }
-        lo
+    }
+
+    /// For a long entry (stored as a stub), its rank among the block's long
+    /// entries.
+    #[inline]
+    pub fn long_rank(&self, i: usize) -> Option<u32> {
+        self.long_ranks.get(i).copied().filter(|&r| r != u32::MAX)
+    }
+
+    pub fn has_long(&self) -> bool {
+        !self.long_ranks.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(keys: &[&[u8]]) -> DecodedBlock {
+        let mut coder = FrontCoder::default();
+        for key in keys {
+            let (bytes, long) = stored(key);
+            coder.push(bytes, long);
+        }
+        let dict = Dictionaries::default();
+        let encoded = BlockEncoder::new(&dict.main, MAIN_LEVEL)
+            .encode_all([coder.take()].iter().map(|r| r.as_slice()));
+        BlockDecoder::new(&dict.main)
+            .decode(&encoded[0], keys.len())
+            .unwrap()
+    }
+
+    #[test]
+    fn blocks_round_trip_with_stubs_for_long_keys() {
+        let long_a = [b"\x02a".as_slice(), &[b'x'; 300]].concat();
+        let long_b = [b"\x02a".as_slice(), &[b'y'; 400]].concat();
+        let keys: Vec<&[u8]> = vec![
+            b"\x01http://a/",
+            b"\x01http://a/b",
+            &long_a,
+            &long_b,
+            b"\x02b",
+        ];
+        let decoded = block(&keys);
+        assert_eq!(decoded.len(), 5);
+        assert_eq!(decoded.key(0), keys[0]);
+        assert_eq!(decoded.key(1), keys[1]);
+        assert_eq!(decoded.key(2), &long_a[..STUB]);
+        assert_eq!(decoded.key(3), &long_b[..STUB]);
+        assert_eq!(decoded.key(4), keys[4]);
+        assert_eq!(
+            (0..5).map(|i| decoded.long_rank(i)).collect::<Vec<_>>(),
+            [None, None, Some(0), Some(1), None]
+        );
+        let short = block(&[b"a", b"ab"]);
+        assert!(!short.has_long());
+        assert_eq!(short.long_rank(1), None);
+    }
+
+    #[test]
+    fn corrupt_blocks_do_not_decode() {
+        let mut coder = FrontCoder::default();
+        coder.push(b"abc", false);
+        coder.push(b"abd", false);
+        let raw = coder.take();
+        assert!(DecodedBlock::from_front_coded(&raw, 2).is_some());
+        assert!(DecodedBlock::from_front_coded(&raw, 3).is_none());
+        assert!(DecodedBlock::from_front_coded(&raw[..raw.len() - 1], 2).is_none());
+        // A shared length longer than the previous key.
+        assert!(DecodedBlock::from_front_coded(&[0, 2, b'a', 5, 0], 2).is_none());
+    }
+
+    #[test]
+    fn dictionaries_round_trip_and_sample_both_sections() {
+        let keys: Vec<Vec<u8>> = (0..40_000u32)
+            .map(|i| {
+                let len = if i % 3 == 0 { 300 } else { 40 };
+                let mut k = format!("\x02{i:08}").into_bytes();
+                k.resize(len, b'a' + (i % 26) as u8);
+                k
+            })
+            .collect();
+        let dicts = dictionaries(&keys);
+        assert!(!dicts.main.is_empty() && !dicts.long.is_empty());
+        assert_eq!(Dictionaries::from_bytes(&dicts.to_bytes()), Some(dicts));
+        let none = dictionaries(&keys[..10]);
+        assert!(none.main.is_empty() && none.long.is_empty());
+        assert_eq!(Dictionaries::from_bytes(&none.to_bytes()), Some(none));
+        assert_eq!(Dictionaries::from_bytes(&[1, 2]), None);
     }
 }

@@ -2,23 +2,38 @@
 //! [`term_key`](crate::term_key) order, so that the vocabulary index of a term is
 //! its ID payload and ID order is term order.
 //!
-//! On disk: blocks of front-coded keys, each block compressed with zstd
-//! with a dictionary shared by all blocks (`vocab.blocks`, `vocab.dict`); a block directory with each block's first entry number, byte
-//! offset and a separator key for binary search (`vocab.index`, `vocab.firsts`). Everything is read through
-//! mmap; only decoded blocks that were recently used are held in memory.
+//! On disk, two sections of blocks of front-coded keys, each compressed with
+//! zstd and a dictionary shared by the section's blocks (`vocab.dict`):
+//!
+//! * the main section (`vocab.blocks`) holds every entry: short keys whole,
+//!   long keys (descriptions, reviews…) as a short stub; its directory
+//!   (`vocab.index`) gives each block's first entry, byte offset, separator key
+//!   for binary search (`vocab.firsts`) and number of long keys before it;
+//! * the long section (`vocab.long`, directory `vocab.longindex`) holds the
+//!   long keys whole, in order.
+//!
+//! Everything is read through mmap; decoded blocks are kept in a cache with a
+//! memory budget (see [`Vocabulary::set_cache_budget`]).
 
 mod block;
 mod reader;
 mod writer;
 
-pub use block::dictionary;
-pub use reader::Vocabulary;
+pub use block::{dictionaries, Dictionaries, LONG_KEY};
+pub use reader::{Keys, Vocabulary, DEFAULT_CACHE_BYTES};
 pub use writer::VocabWriter;
 
 pub(crate) const BLOCKS_FILE: &str = "vocab.blocks";
 pub(crate) const INDEX_FILE: &str = "vocab.index";
 pub(crate) const FIRSTS_FILE: &str = "vocab.firsts";
 pub(crate) const DICTIONARY_FILE: &str = "vocab.dict";
-const MAGIC: &[u8; 8] = b"TERNVOC1";
-/// Bytes of one block directory record: first entry, block offset, first-key offset.
-const RECORD: usize = 24;
+pub(crate) const LONG_BLOCKS_FILE: &str = "vocab.long";
+pub(crate) const LONG_INDEX_FILE: &str = "vocab.longindex";
+const MAGIC: &[u8; 8] = b"TERNVOC2";
+/// `vocab.index` header: magic, entries, main blocks, long entries, long blocks.
+const HEADER: usize = 40;
+/// Bytes of one main block directory record: first entry, block offset,
+/// separator offset, long entries before the block.
+const RECORD: usize = 32;
+/// Bytes of one long block directory record: first long entry, block offset.
+const LONG_RECORD: usize = 16;

@@ -1,4 +1,8 @@
-use super::{block, BLOCKS_FILE, DICTIONARY_FILE, FIRSTS_FILE, INDEX_FILE, MAGIC};
+use super::block::{self, BlockEncoder, Dictionaries, FrontCoder};
+use super::{
+    BLOCKS_FILE, DICTIONARY_FILE, FIRSTS_FILE, HEADER, INDEX_FILE, LONG_BLOCKS_FILE,
+    LONG_INDEX_FILE, LONG_RECORD, MAGIC, RECORD,
+};
 use crate::error::{IoContext, Result};
 use rayon::prelude::*;
 use std::fs::File;
@@ -8,31 +12,95 @@ use std::path::{Path, PathBuf};
 /// Blocks compressed together in parallel before being written in order.
 const PARALLEL_BLOCKS: usize = 64;
 
-/// Writes a vocabulary from keys given in strictly increasing order.
-pub struct VocabWriter {
-    dir: PathBuf,
+/// A sealed block waiting for compression.
+struct Pending {
+    raw: Vec<u8>,
+    entries: usize,
+    /// Main blocks: the separator and the number of long keys before the block.
+    separator: Vec<u8>,
+    first_long: u64,
+}
+
+/// One section's blocks file and directory, written in order.
+struct Section {
+    encoder: BlockEncoder,
     blocks: BufWriter<File>,
+    blocks_name: &'static str,
     index: BufWriter<File>,
-    firsts: BufWriter<File>,
-    encoder: block::BlockEncoder,
-    current: Vec<Vec<u8>>,
-    current_bytes: usize,
-    pending: Vec<Vec<Vec<u8>>>,
-    entries: u64,
-    written_entries: u64,
-    /// Last key of the previous block, for the next block's separator.
-    previous_last: Vec<u8>,
-    blocks_offset: u64,
-    firsts_offset: u64,
+    index_name: &'static str,
+    coder: FrontCoder,
+    pending: Vec<Pending>,
+    /// Entries written and bytes of blocks written.
+    written: u64,
+    offset: u64,
     block_count: u64,
 }
 
+impl Section {
+    fn write_pending(
+        &mut self,
+        dir: &Path,
+        mut firsts: Option<(&mut BufWriter<File>, &mut u64)>,
+    ) -> Result<()> {
+        let per_thread = self
+            .pending
+            .len()
+            .div_ceil(rayon::current_num_threads())
+            .max(1);
+        let encoder = &self.encoder;
+        let compressed: Vec<Vec<u8>> = self
+            .pending
+            .par_chunks(per_thread)
+            .flat_map_iter(|blocks| encoder.encode_all(blocks.iter().map(|b| b.raw.as_slice())))
+            .collect();
+        for (block, bytes) in self.pending.drain(..).zip(compressed) {
+            let mut record = Vec::with_capacity(RECORD);
+            record.extend_from_slice(&self.written.to_le_bytes());
+            record.extend_from_slice(&self.offset.to_le_bytes());
+            if let Some((firsts, firsts_offset)) = firsts.as_mut() {
+                record.extend_from_slice(&firsts_offset.to_le_bytes());
+                record.extend_from_slice(&block.first_long.to_le_bytes());
+                firsts
+                    .write_all(&block.separator)
+                    .at(dir.join(FIRSTS_FILE))?;
+                **firsts_offset += block.separator.len() as u64;
+            }
+            self.index
+                .write_all(&record)
+                .at(dir.join(self.index_name))?;
+            self.blocks
+                .write_all(&bytes)
+                .at(dir.join(self.blocks_name))?;
+            self.offset += bytes.len() as u64;
+            self.written += block.entries as u64;
+            self.block_count += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Writes a vocabulary from keys given in strictly increasing order.
+pub struct VocabWriter {
+    dir: PathBuf,
+    main: Section,
+    long: Section,
+    firsts: BufWriter<File>,
+    firsts_offset: u64,
+    entries: u64,
+    long_entries: u64,
+    /// The last key pushed, for the next block's separator.
+    previous: Vec<u8>,
+    /// Separator and first long key of the main block being filled.
+    separator: Vec<u8>,
+    first_long: u64,
+}
+
 impl VocabWriter {
-    /// `dictionary` is shared by all blocks; make it with [`block::dictionary`]
-    /// from a sample of the sorted keys.
-    pub fn create(dir: &Path, dictionary: &[u8]) -> Result<VocabWriter> {
+    /// `dictionaries` are shared by all blocks; make them with
+    /// [`block::dictionaries`] from a sample of the sorted keys.
+    pub fn create(dir: &Path, dictionaries: &Dictionaries) -> Result<VocabWriter> {
         let dictionary_path = dir.join(DICTIONARY_FILE);
-        std::fs::write(&dictionary_path, dictionary).at(&dictionary_path)?;
+        std::fs::write(&dictionary_path, dictionaries.to_bytes()).at(&dictionary_path)?;
         let open = |name: &str| {
             let path = dir.join(name);
             File::create(&path).map(BufWriter::new).at(path)
@@ -40,105 +108,140 @@ impl VocabWriter {
         let mut index = open(INDEX_FILE)?;
         // Header with placeholder counts, rewritten by `finish`.
         index
-            .write_all(&[MAGIC.as_slice(), &[0; 16]].concat())
+            .write_all(&[MAGIC.as_slice(), &[0; HEADER - 8]].concat())
             .at(dir.join(INDEX_FILE))?;
+        let section = |encoder, blocks_name, index, index_name| -> Result<Section> {
+            Ok(Section {
+                encoder,
+                blocks: open(blocks_name)?,
+                blocks_name,
+                index,
+                index_name,
+                coder: FrontCoder::default(),
+                pending: Vec::new(),
+                written: 0,
+                offset: 0,
+                block_count: 0,
+            })
+        };
         Ok(VocabWriter {
             dir: dir.to_owned(),
-            encoder: block::BlockEncoder::new(dictionary),
-            blocks: open(BLOCKS_FILE)?,
-            index,
+            main: section(
+                BlockEncoder::new(&dictionaries.main, block::MAIN_LEVEL),
+                BLOCKS_FILE,
+                index,
+                INDEX_FILE,
+            )?,
+            long: section(
+                BlockEncoder::new(&dictionaries.long, block::LONG_LEVEL),
+                LONG_BLOCKS_FILE,
+                open(LONG_INDEX_FILE)?,
+                LONG_INDEX_FILE,
+            )?,
             firsts: open(FIRSTS_FILE)?,
-            current: Vec::new(),
-            current_bytes: 0,
-            pending: Vec::new(),
-            entries: 0,
-            written_entries: 0,
-            previous_last: Vec::new(),
-            blocks_offset: 0,
             firsts_offset: 0,
-            block_count: 0,
+            entries: 0,
+            long_entries: 0,
+            previous: Vec::new(),
+            separator: Vec::new(),
+            first_long: 0,
         })
     }
 
     /// Appends the next key; its vocabulary index is the number of keys before it.
     pub fn push(&mut self, key: Vec<u8>) -> Result<u64> {
-        debug_assert!(self.current.last().is_none_or(|last| *last < key));
-        self.current_bytes += key.len();
-        self.current.push(key);
-        if self.current_bytes >= block::TARGET_RAW_BYTES || self.current.len() >= block::MAX_ENTRIES
-        {
-            self.seal_block()?;
+        debug_assert!(self.entries == 0 || self.previous < key);
+        if self.main.coder.entries() == 0 {
+            self.separator = separator(&self.previous, &key, self.entries == 0).to_vec();
+            self.first_long = self.long_entries;
         }
+        let (stored, long) = block::stored(&key);
+        self.main.coder.push(stored, long);
+        if long {
+            self.long.coder.push(&key, false);
+            self.long_entries += 1;
+            if self.long.coder.key_bytes() >= block::TARGET_RAW_BYTES {
+                self.seal_long()?;
+            }
+        }
+        if self.main.coder.key_bytes() >= block::TARGET_RAW_BYTES
+            || self.main.coder.entries() >= block::MAX_ENTRIES
+        {
+            self.seal_main()?;
+        }
+        self.previous = key;
         self.entries += 1;
         Ok(self.entries - 1)
     }
 
-    fn seal_block(&mut self) -> Result<()> {
-        if !self.current.is_empty() {
-            self.pending.push(std::mem::take(&mut self.current));
-            self.current_bytes = 0;
+    fn seal_main(&mut self) -> Result<()> {
+        if self.main.coder.entries() > 0 {
+            let entries = self.main.coder.entries();
+            self.main.pending.push(Pending {
+                raw: self.main.coder.take(),
+                entries,
+                separator: std::mem::take(&mut self.separator),
+                first_long: self.first_long,
+            });
         }
-        if self.pending.len() >= PARALLEL_BLOCKS {
-            self.write_pending()?;
-        }
-        Ok(())
-    }
-
-    fn write_pending(&mut self) -> Result<()> {
-        let per_thread = self
-            .pending
-            .len()
-            .div_ceil(rayon::current_num_threads())
-            .max(1);
-        let compressed: Vec<Vec<u8>> = self
-            .pending
-            .par_chunks(per_thread)
-            .flat_map_iter(|blocks| self.encoder.encode_all(blocks))
-            .collect();
-        for (keys, bytes) in self.pending.drain(..).zip(compressed) {
-            self.index
-                .write_all(&record(
-                    self.written_entries,
-                    self.blocks_offset,
-                    self.firsts_offset,
-                ))
-                .at(self.dir.join(INDEX_FILE))?;
-            self.blocks
-                .write_all(&bytes)
-                .at(self.dir.join(BLOCKS_FILE))?;
-            let separator = separator(&self.previous_last, &keys[0]);
-            self.firsts
-                .write_all(separator)
-                .at(self.dir.join(FIRSTS_FILE))?;
-            self.blocks_offset += bytes.len() as u64;
-            self.firsts_offset += separator.len() as u64;
-            self.previous_last = keys.last().cloned().unwrap_or_default();
-            self.written_entries += keys.len() as u64;
-            self.block_count += 1;
+        if self.main.pending.len() >= PARALLEL_BLOCKS {
+            self.main
+                .write_pending(&self.dir, Some((&mut self.firsts, &mut self.firsts_offset)))?;
         }
         Ok(())
     }
 
-    /// Writes the remaining blocks and the directory; returns the number of entries.
+    fn seal_long(&mut self) -> Result<()> {
+        if self.long.coder.entries() > 0 {
+            let entries = self.long.coder.entries();
+            self.long.pending.push(Pending {
+                raw: self.long.coder.take(),
+                entries,
+                separator: Vec::new(),
+                first_long: 0,
+            });
+        }
+        if self.long.pending.len() >= PARALLEL_BLOCKS {
+            self.long.write_pending(&self.dir, None)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the remaining blocks and the directories; returns the number of entries.
     pub fn finish(mut self) -> Result<u64> {
-        self.seal_block()?;
-        self.write_pending()?;
-        let index_path = self.dir.join(INDEX_FILE);
-        self.index
-            .write_all(&record(
-                self.entries,
-                self.blocks_offset,
-                self.firsts_offset,
-            ))
-            .at(&index_path)?;
+        self.seal_main()?;
+        self.seal_long()?;
+        self.main
+            .write_pending(&self.dir, Some((&mut self.firsts, &mut self.firsts_offset)))?;
+        self.long.write_pending(&self.dir, None)?;
+        let sentinel = [
+            self.entries,
+            self.main.offset,
+            self.firsts_offset,
+            self.long_entries,
+        ];
+        self.main
+            .index
+            .write_all(&sentinel.map(u64::to_le_bytes).concat())
+            .at(self.dir.join(INDEX_FILE))?;
+        debug_assert_eq!(self.long.written, self.long_entries);
+        let long_sentinel = [self.long_entries, self.long.offset];
+        self.long
+            .index
+            .write_all(&long_sentinel.map(u64::to_le_bytes).concat())
+            .at(self.dir.join(LONG_INDEX_FILE))?;
         for (file, name) in [
-            (&mut self.blocks, BLOCKS_FILE),
+            (&mut self.main.blocks, BLOCKS_FILE),
+            (&mut self.long.blocks, LONG_BLOCKS_FILE),
+            (&mut self.long.index, LONG_INDEX_FILE),
             (&mut self.firsts, FIRSTS_FILE),
-            (&mut self.index, INDEX_FILE),
+            (&mut self.main.index, INDEX_FILE),
         ] {
             file.flush().at(self.dir.join(name))?;
         }
+        let index_path = self.dir.join(INDEX_FILE);
         let mut index = self
+            .main
             .index
             .into_inner()
             .map_err(|e| e.into_error())
@@ -147,17 +250,25 @@ impl VocabWriter {
         index
             .seek(SeekFrom::Start(MAGIC.len() as u64))
             .at(&index_path)?;
+        let counts = [
+            self.entries,
+            self.main.block_count,
+            self.long_entries,
+            self.long.block_count,
+        ];
         index
-            .write_all(&[self.entries.to_le_bytes(), self.block_count.to_le_bytes()].concat())
+            .write_all(&counts.map(u64::to_le_bytes).concat())
             .at(&index_path)?;
+        debug_assert_eq!(RECORD, 32);
+        debug_assert_eq!(LONG_RECORD, 16);
         Ok(self.entries)
     }
 }
 
 /// The shortest prefix of `first` that sorts after `previous_last`: binary search
 /// over separators finds the same block as over first keys, for less space.
-fn separator<'a>(previous_last: &[u8], first: &'a [u8]) -> &'a [u8] {
-    if previous_last.is_empty() {
+fn separator<'a>(previous_last: &[u8], first: &'a [u8], is_first_block: bool) -> &'a [u8] {
+    if is_first_block {
         return &first[..0];
     }
     let shared = previous_last
@@ -166,12 +277,4 @@ fn separator<'a>(previous_last: &[u8], first: &'a [u8]) -> &'a [u8] {
         .take_while(|(a, b)| a == b)
         .count();
     &first[..(shared + 1).min(first.len())]
-}
-
-fn record(first_entry: u64, block_offset: u64, first_key_offset: u64) -> [u8; 24] {
-    let mut r = [0u8; 24];
-    r[..8].copy_from_slice(&first_entry.to_le_bytes());
-    r[8..16].copy_from_slice(&block_offset.to_le_bytes());
-    r[16..].copy_from_slice(&first_key_offset.to_le_bytes());
-    r
 }
