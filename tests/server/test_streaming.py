@@ -177,7 +177,8 @@ def test_queue_full_is_503_with_retry_after(big_index):
         assert r.status_code == 503
         assert r.headers["retry-after"] == "1"
         m = s.metrics()
-        assert m["tern_queries_active"] == 1 and m["tern_queries_queued"] == 1
+        # Started (the worker shares its time between them) or waiting.
+        assert m["tern_queries_active"] + m["tern_queries_queued"] == 2
         for sock in holders:
             sock.close()
         wait_idle(s, 5)

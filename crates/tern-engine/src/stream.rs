@@ -154,6 +154,16 @@ pub struct SavedQuery {
 const SAVED_QUERY_VERSION: u8 = 1;
 
 impl SavedQuery {
+    /// Whether resuming needs materialized state from the stash of the
+    /// process that suspended the query (otherwise any process with the same
+    /// index can resume it).
+    pub fn uses_stash(&self) -> bool {
+        fn any(state: &OperatorState) -> bool {
+            state.stashed.is_some() || state.children.iter().any(any)
+        }
+        any(&self.plan) || any(&self.context) || self.construct.as_ref().is_some_and(any)
+    }
+
     /// Compact bytes: a version byte, then the states.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = vec![SAVED_QUERY_VERSION, u8::from(self.done)];

@@ -8,10 +8,14 @@
 //! query again and hands each operator its state.
 
 use crate::EngineError;
-use rustc_hash::FxHashMap;
+use oxrdf::{Term, Triple};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::any::Any;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tern_index::Id;
 
 /// The saved state of one operator and, in order, of its inputs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -132,49 +136,253 @@ pub fn bad_state(reason: impl Into<String>) -> EngineError {
 
 /// Materialized state of suspended queries, kept in memory by handle until a
 /// resumed operator takes it back.
-#[derive(Default)]
+///
+/// A server keeps one stash for all the queries it suspended, so it is
+/// bounded: entries older than the time to live are dropped, and when the
+/// approximate bytes held exceed the quota the oldest entries go first. A
+/// resume that finds its state gone fails with [`EngineError::StateGone`].
 pub struct Stash {
     next: AtomicU64,
-    items: Mutex<FxHashMap<u64, Box<dyn Any + Send>>>,
+    inner: Mutex<StashInner>,
+    quota_bytes: u64,
+    time_to_live: Duration,
+}
+
+struct StashInner {
+    items: FxHashMap<u64, StashEntry>,
+    /// Handles in the order they were put, for eviction (taken handles are
+    /// skipped when they come up).
+    order: VecDeque<(u64, Instant)>,
+    bytes: u64,
+    evicted: u64,
+}
+
+struct StashEntry {
+    value: Box<dyn Any + Send>,
+    bytes: u64,
+}
+
+/// What a stash holds, for metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StashUsage {
+    pub entries: usize,
+    pub bytes: u64,
+    /// Entries dropped before being taken back (expired or over quota).
+    pub evicted: u64,
+}
+
+/// Approximate heap bytes of stashed state, for the stash's quota.
+pub trait StashSize {
+    fn stash_bytes(&self) -> usize;
+}
+
+impl Default for Stash {
+    /// No quota and no expiry: for a single process that resumes what it
+    /// suspended (tests, the command line).
+    fn default() -> Stash {
+        Stash::with_limits(u64::MAX, Duration::MAX)
+    }
 }
 
 impl Stash {
-    pub fn put<T: Any + Send>(&self, value: T) -> u64 {
+    pub fn with_limits(quota_bytes: u64, time_to_live: Duration) -> Stash {
+        Stash {
+            next: AtomicU64::new(0),
+            inner: Mutex::new(StashInner {
+                items: FxHashMap::default(),
+                order: VecDeque::new(),
+                bytes: 0,
+                evicted: 0,
+            }),
+            quota_bytes,
+            time_to_live,
+        }
+    }
+
+    pub fn put<T: Any + Send + StashSize>(&self, value: T) -> u64 {
         let handle = self.next.fetch_add(1, Ordering::Relaxed);
-        self.items.lock().unwrap().insert(handle, Box::new(value));
+        let bytes = value.stash_bytes() as u64 + 64;
+        let mut inner = self.lock();
+        inner.items.insert(
+            handle,
+            StashEntry {
+                value: Box::new(value),
+                bytes,
+            },
+        );
+        inner.order.push_back((handle, Instant::now()));
+        inner.bytes += bytes;
+        self.evict(&mut inner);
         handle
     }
 
-    /// Takes back what [`put`](Self::put) left; an error if it is gone (expired
-    /// or taken by an earlier resume) or of another type.
+    /// Takes back what [`put`](Self::put) left; an error if it is gone (expired,
+    /// evicted or taken by an earlier resume) or of another type.
     pub fn take<T: Any>(&self, handle: u64) -> Result<T, EngineError> {
-        let item = self
-            .items
-            .lock()
-            .unwrap()
-            .remove(&handle)
-            .ok_or(EngineError::StateGone)?;
-        item.downcast::<T>()
+        let entry = {
+            let mut inner = self.lock();
+            self.evict(&mut inner);
+            let entry = inner.items.remove(&handle).ok_or(EngineError::StateGone)?;
+            inner.bytes -= entry.bytes;
+            entry
+        };
+        entry
+            .value
+            .downcast::<T>()
             .map(|b| *b)
             .map_err(|_| bad_state("stashed state of another operator"))
     }
 
     /// Drops stashed state (an abandoned query).
     pub fn discard(&self, handle: u64) {
-        self.items.lock().unwrap().remove(&handle);
+        let mut inner = self.lock();
+        if let Some(entry) = inner.items.remove(&handle) {
+            inner.bytes -= entry.bytes;
+        }
+    }
+
+    /// Drops what has outlived its time to live (also done on every put and
+    /// take; a server calls this now and then when idle).
+    pub fn expire(&self) {
+        let mut inner = self.lock();
+        self.evict(&mut inner);
+    }
+
+    pub fn usage(&self) -> StashUsage {
+        let inner = self.lock();
+        StashUsage {
+            entries: inner.items.len(),
+            bytes: inner.bytes,
+            evicted: inner.evicted,
+        }
     }
 
     pub fn len(&self) -> usize {
-        self.items.lock().unwrap().len()
+        self.lock().items.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, StashInner> {
+        // The data stays consistent even if a holder panicked.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Oldest first: expired entries, then entries while over the quota.
+    fn evict(&self, inner: &mut StashInner) {
+        let now = Instant::now();
+        while let Some(&(handle, put_at)) = inner.order.front() {
+            let Some(entry_bytes) = inner.items.get(&handle).map(|e| e.bytes) else {
+                inner.order.pop_front();
+                continue;
+            };
+            let expired = now.saturating_duration_since(put_at) > self.time_to_live;
+            if !expired && inner.bytes <= self.quota_bytes {
+                break;
+            }
+            inner.order.pop_front();
+            inner.items.remove(&handle);
+            inner.bytes -= entry_bytes;
+            inner.evicted += 1;
+        }
+        // Taken handles accumulate at the front only until passed; keep the
+        // queue from growing with them when nothing is ever evicted.
+        if inner.order.len() > 2 * inner.items.len() + 1024 {
+            let items = &inner.items;
+            let kept: VecDeque<_> = inner
+                .order
+                .iter()
+                .copied()
+                .filter(|(h, _)| items.contains_key(h))
+                .collect();
+            inner.order = kept;
+        }
+    }
+}
+
+impl StashSize for Vec<u64> {
+    fn stash_bytes(&self) -> usize {
+        self.capacity() * 8
+    }
+}
+
+impl StashSize for Vec<Id> {
+    fn stash_bytes(&self) -> usize {
+        self.capacity() * 8
+    }
+}
+
+impl StashSize for std::vec::IntoIter<Vec<Id>> {
+    fn stash_bytes(&self) -> usize {
+        self.as_slice()
+            .iter()
+            .map(|row| row.capacity() * 8 + 24)
+            .sum()
+    }
+}
+
+impl StashSize for FxHashSet<Vec<Id>> {
+    fn stash_bytes(&self) -> usize {
+        self.iter()
+            .map(|row| row.capacity() * 8 + 32)
+            .sum::<usize>()
+    }
+}
+
+impl StashSize for Vec<Term> {
+    fn stash_bytes(&self) -> usize {
+        self.iter().map(term_bytes).sum()
+    }
+}
+
+impl StashSize for FxHashSet<Triple> {
+    fn stash_bytes(&self) -> usize {
+        self.iter().map(triple_bytes).sum()
+    }
+}
+
+impl StashSize for std::vec::IntoIter<Triple> {
+    fn stash_bytes(&self) -> usize {
+        self.as_slice().iter().map(triple_bytes).sum()
+    }
+}
+
+impl StashSize for crate::exec::Batch {
+    fn stash_bytes(&self) -> usize {
+        self.columns.iter().map(|c| c.capacity() * 8).sum()
+    }
+}
+
+impl StashSize for crate::exec::RowTable {
+    /// Rows, and about as much again for the key index over them.
+    fn stash_bytes(&self) -> usize {
+        self.rows
+            .iter()
+            .map(|row| 2 * (row.capacity() * 8 + 24))
+            .sum()
+    }
+}
+
+fn triple_bytes(t: &Triple) -> usize {
+    let subject = match &t.subject {
+        oxrdf::NamedOrBlankNode::NamedNode(n) => n.as_str().len(),
+        oxrdf::NamedOrBlankNode::BlankNode(b) => b.as_str().len(),
+    };
+    subject + t.predicate.as_str().len() + term_bytes(&t.object) + 96
+}
+
+fn term_bytes(term: &Term) -> usize {
+    40 + match term {
+        Term::NamedNode(n) => n.as_str().len(),
+        Term::BlankNode(b) => b.as_str().len(),
+        Term::Literal(l) => l.value().len() + l.datatype().as_str().len(),
+    }
 }
 
 /// Saves an operator's materialized state into the stash, if it has any.
-pub fn stash_opt<T: Any + Send>(stash: &Stash, value: Option<T>) -> Option<u64> {
+pub fn stash_opt<T: Any + Send + StashSize>(stash: &Stash, value: Option<T>) -> Option<u64> {
     value.map(|v| stash.put(v))
 }
 
@@ -208,6 +416,36 @@ mod tests {
         assert!(stash.take::<String>(handle).is_err(), "wrong type");
         let handle = stash.put(vec![1u64, 2]);
         assert_eq!(stash.take::<Vec<u64>>(handle).unwrap(), vec![1, 2]);
+        assert!(matches!(
+            stash.take::<Vec<u64>>(handle),
+            Err(EngineError::StateGone)
+        ));
+    }
+
+    #[test]
+    fn oldest_state_goes_first_over_the_quota_and_after_its_time() {
+        // Each entry: 100 u64s = 800 bytes + 64 of overhead.
+        let stash = Stash::with_limits(2_000, Duration::from_secs(3600));
+        let first = stash.put(vec![0u64; 100]);
+        let second = stash.put(vec![0u64; 100]);
+        assert_eq!(stash.usage().entries, 2);
+        let third = stash.put(vec![0u64; 100]);
+        let usage = stash.usage();
+        assert_eq!((usage.entries, usage.evicted), (2, 1));
+        assert!(usage.bytes <= 2_000);
+        assert!(matches!(
+            stash.take::<Vec<u64>>(first),
+            Err(EngineError::StateGone)
+        ));
+        assert_eq!(stash.take::<Vec<u64>>(second).unwrap().len(), 100);
+        assert_eq!(stash.take::<Vec<u64>>(third).unwrap().len(), 100);
+        assert_eq!(stash.usage().bytes, 0);
+
+        let stash = Stash::with_limits(u64::MAX, Duration::from_millis(20));
+        let handle = stash.put(vec![1u64]);
+        std::thread::sleep(Duration::from_millis(40));
+        stash.expire();
+        assert!(stash.is_empty());
         assert!(matches!(
             stash.take::<Vec<u64>>(handle),
             Err(EngineError::StateGone)

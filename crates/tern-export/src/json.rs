@@ -57,6 +57,15 @@ impl SolutionsWriter for JsonWriter {
         out.extend_from_slice(b"\n]}}\n");
     }
 
+    /// A top-level `"next"` member after the results: SPARQL JSON readers
+    /// ignore members they do not know.
+    fn continuation(&mut self, out: &mut Vec<u8>, token: &str) -> bool {
+        out.extend_from_slice(b"\n]},\"next\":\"");
+        json_string(out, token);
+        out.extend_from_slice(b"\"}\n");
+        true
+    }
+
     fn error(&mut self, out: &mut Vec<u8>, message: &str) -> bool {
         out.extend_from_slice(b"\n]},\"error\":{\"incomplete\":true,\"message\":\"");
         json_string(out, message);

@@ -146,6 +146,12 @@ pub trait SolutionsWriter: Send {
     fn error(&mut self, _out: &mut Vec<u8>, _message: &str) -> bool {
         false
     }
+    /// Ends one page of a paged result with the continuation token that
+    /// fetches the next page, instead of the footer; false when the format
+    /// has no place for it (the token then only travels in a header).
+    fn continuation(&mut self, _out: &mut Vec<u8>, _token: &str) -> bool {
+        false
+    }
     /// A whole ASK result.
     fn boolean(&mut self, out: &mut Vec<u8>, value: bool);
 }

@@ -18,6 +18,16 @@ pub struct ServerConfig {
     /// Honour the `tern-fault-after=N` request parameter, which makes a query
     /// fail after N rows (for testing error reporting after the first byte).
     pub fault_injection: bool,
+    /// Time slice of a query on a worker before it goes to the back of the
+    /// run queue; `None`: run to the end (first come, first served).
+    pub quantum: Option<Duration>,
+    /// How long continuation tokens and the state they refer to last.
+    pub token_ttl: Duration,
+    /// Memory for suspended queries' materialized state (oldest goes first).
+    pub stash_bytes: u64,
+    /// Signs continuation tokens; servers sharing it (and the index) can
+    /// resume each other's tokens. Random per process when not given.
+    pub token_key: Option<Vec<u8>>,
 }
 
 impl Default for ServerConfig {
@@ -29,6 +39,10 @@ impl Default for ServerConfig {
             timeout: Some(Duration::from_secs(300)),
             max_query_bytes: 1 << 20,
             fault_injection: false,
+            quantum: Some(Duration::from_millis(50)),
+            token_ttl: Duration::from_secs(3600),
+            stash_bytes: 1 << 30,
+            token_key: None,
         }
     }
 }

@@ -24,6 +24,9 @@ pub enum RequestError {
     Busy(usize),
     #[error("{0}")]
     NotImplemented(String),
+    /// A continuation token whose state expired or lives elsewhere.
+    #[error("{0}")]
+    Gone(String),
     #[error("{0}")]
     Timeout(String),
     #[error("{0}")]
@@ -42,6 +45,7 @@ impl RequestError {
             RequestError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             RequestError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             RequestError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
+            RequestError::Gone(_) => StatusCode::GONE,
             RequestError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             RequestError::ResourceLimit(_) => StatusCode::INSUFFICIENT_STORAGE,
             RequestError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -67,6 +71,9 @@ impl From<EngineError> for RequestError {
             EngineError::Unsupported(_) => RequestError::NotImplemented(e.to_string()),
             EngineError::Timeout(_) => RequestError::Timeout(e.to_string()),
             EngineError::MemoryBudget { .. } => RequestError::ResourceLimit(e.to_string()),
+            EngineError::StateGone => RequestError::Gone(format!(
+                "{e}: it is kept for a limited time and memory; run the query again"
+            )),
             // Nobody is left to read a cancelled query's answer.
             EngineError::Cancelled => RequestError::BadRequest(e.to_string()),
             other => RequestError::Internal(other.to_string()),

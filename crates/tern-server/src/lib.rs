@@ -7,10 +7,11 @@
 //! client that disconnects cancels its query.
 //!
 //! Modules, one job each: `protocol` (parameters of a request), `negotiate`
-//! (formats and codings), `producer` (runs a query into chunks), `encoding`
-//! (compression stage), `body` (streaming body with trailers), `pool`
-//! (workers and admission), `metrics`, `service` (service description),
-//! `server` (routes).
+//! (formats and codings), `producer` (runs a query into chunks, a quantum at
+//! a time), `paging` (pages and continuation tokens), `encoding`
+//! (compression stage), `body` (streaming body with trailers), `scheduler`
+//! (workers sharing their time round-robin, and admission), `metrics`,
+//! `service` (service description), `server` (routes).
 
 mod body;
 mod chunk;
@@ -19,9 +20,10 @@ mod encoding;
 mod error;
 mod metrics;
 mod negotiate;
-mod pool;
+mod paging;
 mod producer;
 mod protocol;
+mod scheduler;
 mod server;
 mod service;
 
@@ -45,9 +47,26 @@ pub async fn serve(
     config: ServerConfig,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let key = match &config.token_key {
+        Some(secret) => tern_engine::token::TokenKey::new(secret)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
+        None => tern_engine::token::TokenKey::random(),
+    };
+    let paging = paging::Paging {
+        key,
+        stash: Arc::new(tern_engine::suspend::Stash::with_limits(
+            config.stash_bytes,
+            config.token_ttl,
+        )),
+        // Names this process in the tokens whose state it keeps.
+        owner: rand::random(),
+        index_id: engine.index().meta().index_id.clone(),
+        token_ttl: config.token_ttl,
+    };
     let state = Arc::new(server::AppState {
         engine,
-        pool: pool::Pool::new(config.workers, config.max_queued),
+        scheduler: scheduler::Scheduler::new(config.workers, config.max_queued, config.quantum),
+        paging: Arc::new(paging),
         config,
         metrics: metrics::Metrics::default(),
     });

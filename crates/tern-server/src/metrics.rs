@@ -5,6 +5,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 use std::time::Duration;
+use tern_engine::suspend::StashUsage;
+
+use crate::paging::PageStats;
 
 /// Upper bounds (seconds) of the latency histogram's buckets.
 const BUCKETS: [f64; 14] = [
@@ -27,6 +30,46 @@ struct Inner {
     /// format → bytes before compression.
     payload_bytes: BTreeMap<&'static str, u64>,
     rows: u64,
+    pages: u64,
+    pages_with_next: u64,
+    suspend_us: Summary,
+    resume_us: Summary,
+    token_bytes: Summary,
+}
+
+/// Count, sum and maximum of an observed quantity.
+#[derive(Default)]
+struct Summary {
+    count: u64,
+    sum: u64,
+    max: u64,
+}
+
+impl Summary {
+    fn observe(&mut self, value: u64) {
+        self.count += 1;
+        self.sum += value;
+        self.max = self.max.max(value);
+    }
+
+    fn render(&self, out: &mut String, name: &str, help: &str) {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} summary");
+        let _ = writeln!(out, "{name}_sum {}", self.sum);
+        let _ = writeln!(out, "{name}_count {}", self.count);
+        let _ = writeln!(out, "# HELP {name}_max Largest {name} so far.");
+        let _ = writeln!(out, "# TYPE {name}_max gauge");
+        let _ = writeln!(out, "{name}_max {}", self.max);
+    }
+}
+
+/// Gauges read when `/metrics` is rendered.
+pub struct Gauges {
+    pub active: usize,
+    pub running: usize,
+    pub queued: usize,
+    pub quanta_yielded: u64,
+    pub stash: StashUsage,
 }
 
 /// One finished (or failed, or abandoned) query.
@@ -61,7 +104,30 @@ impl Metrics {
         m.rows += r.rows;
     }
 
-    pub fn render(&self, active: usize, queued: usize) -> String {
+    /// A page of a paged query was sent.
+    pub fn record_page(&self, page: &PageStats) {
+        let Ok(mut m) = self.inner.lock() else { return };
+        m.pages += 1;
+        if let Some(next) = &page.next {
+            m.pages_with_next += 1;
+            m.token_bytes.observe(next.len() as u64);
+        }
+        if let Some(us) = page.suspend_us {
+            m.suspend_us.observe(us);
+        }
+        if let Some(us) = page.resume_us {
+            m.resume_us.observe(us);
+        }
+    }
+
+    pub fn render(&self, gauges: &Gauges) -> String {
+        let Gauges {
+            active,
+            running,
+            queued,
+            quanta_yielded,
+            stash,
+        } = gauges;
         let mut out = String::new();
         let Ok(m) = self.inner.lock() else { return out };
         let _ = writeln!(out, "# HELP tern_queries_total Queries by outcome.");
@@ -120,16 +186,67 @@ impl Metrics {
         let _ = writeln!(out, "tern_result_rows_total {}", m.rows);
         let _ = writeln!(
             out,
-            "# HELP tern_queries_active Queries running on a worker."
+            "# HELP tern_queries_active Queries started and not finished (on a worker or between quanta)."
         );
         let _ = writeln!(out, "# TYPE tern_queries_active gauge");
         let _ = writeln!(out, "tern_queries_active {active}");
         let _ = writeln!(
             out,
-            "# HELP tern_queries_queued Queries waiting for a worker."
+            "# HELP tern_queries_running Queries on a worker right now."
+        );
+        let _ = writeln!(out, "# TYPE tern_queries_running gauge");
+        let _ = writeln!(out, "tern_queries_running {running}");
+        let _ = writeln!(
+            out,
+            "# HELP tern_queries_queued Queries admitted that have not started."
         );
         let _ = writeln!(out, "# TYPE tern_queries_queued gauge");
         let _ = writeln!(out, "tern_queries_queued {queued}");
+        let _ = writeln!(
+            out,
+            "# HELP tern_quanta_yielded_total Times a query used up its time quantum and went to the back of the run queue."
+        );
+        let _ = writeln!(out, "# TYPE tern_quanta_yielded_total counter");
+        let _ = writeln!(out, "tern_quanta_yielded_total {quanta_yielded}");
+        let _ = writeln!(
+            out,
+            "# HELP tern_pages_total Pages sent to paging clients (quantum= or next=)."
+        );
+        let _ = writeln!(out, "# TYPE tern_pages_total counter");
+        let _ = writeln!(out, "tern_pages_total {}", m.pages);
+        let _ = writeln!(
+            out,
+            "# HELP tern_pages_suspended_total Pages that ended with a continuation token."
+        );
+        let _ = writeln!(out, "# TYPE tern_pages_suspended_total counter");
+        let _ = writeln!(out, "tern_pages_suspended_total {}", m.pages_with_next);
+        m.suspend_us.render(
+            &mut out,
+            "tern_suspend_microseconds",
+            "Time to suspend a query at the end of a page and seal its token.",
+        );
+        m.resume_us.render(
+            &mut out,
+            "tern_resume_microseconds",
+            "Time to resume a query from a token (parse, plan, restore).",
+        );
+        m.token_bytes.render(
+            &mut out,
+            "tern_token_bytes",
+            "Size of the continuation tokens issued.",
+        );
+        let _ = writeln!(out, "# HELP tern_stash_entries Materialized states of suspended queries kept for their tokens.");
+        let _ = writeln!(out, "# TYPE tern_stash_entries gauge");
+        let _ = writeln!(out, "tern_stash_entries {}", stash.entries);
+        let _ = writeln!(
+            out,
+            "# HELP tern_stash_bytes Approximate memory of those states."
+        );
+        let _ = writeln!(out, "# TYPE tern_stash_bytes gauge");
+        let _ = writeln!(out, "tern_stash_bytes {}", stash.bytes);
+        let _ = writeln!(out, "# HELP tern_stash_evicted_total States dropped before their query resumed (expired or over quota).");
+        let _ = writeln!(out, "# TYPE tern_stash_evicted_total counter");
+        let _ = writeln!(out, "tern_stash_evicted_total {}", stash.evicted);
         out
     }
 }

@@ -1,20 +1,34 @@
-//! Runs one query on a worker thread and writes its results into ~1 MiB
+//! Runs one query as a scheduler task and writes its results into ~1 MiB
 //! chunks sent through a bounded channel: the producer runs ahead of the
 //! network by at most the channel's capacity, and a slow or gone client
-//! blocks or stops it instead of growing memory.
+//! pauses or stops it instead of growing memory.
+//!
+//! The task is resumable: between quanta it keeps its result stream and
+//! writer, and a chunk the channel had no room for waits in the task (the
+//! worker moves on to other queries) instead of blocking the worker.
 //!
 //! The response head waits for the first chunk (which leaves as soon as the
 //! first row is written): a query that fails before producing anything
-//! still gets a proper status code and message.
+//! still gets a proper status code and message. A paged request (see
+//! `paging`) keeps its whole page until its quantum ends, so that the head
+//! can carry the continuation token.
 
 use crate::chunk::{Chunk, Ending};
 use crate::encoding::{compress_stage, Encoding};
 use crate::error::RequestError;
+use crate::paging::{PageRequest, PageStats};
+use crate::scheduler::{Step, Task};
 use bytes::Bytes;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
-use tern_engine::{Engine, EngineError, QueryOutcome, QueryRequest};
-use tern_export::{GraphFormat, Prefixes, SolutionsFormat};
-use tokio::sync::{mpsc, oneshot};
+use tern_engine::suspend::Stash;
+use tern_engine::{
+    Engine, EngineError, Execution, QueryOutcome, QueryRequest, SavedQuery, SolutionStream,
+    TripleStream,
+};
+use tern_export::{GraphFormat, GraphWriter, Prefixes, SolutionsFormat, SolutionsWriter};
+use tokio::sync::mpsc::{self, error::TrySendError};
+use tokio::sync::oneshot;
 
 /// Size at which a buffer is handed to the network.
 pub const CHUNK_BYTES: usize = 1 << 20;
@@ -23,6 +37,8 @@ pub const QUEUE_CHUNKS: usize = 4;
 /// Partial buffers leave after waiting this long, so slow results still
 /// trickle out instead of sitting in a half-full buffer.
 const MAX_HOLD: Duration = Duration::from_millis(10);
+/// Rows between two looks at the clock for the end of a quantum.
+const ROWS_PER_CLOCK_CHECK: u64 = 64;
 
 /// Everything a worker needs to run a query.
 pub struct QueryJob {
@@ -36,6 +52,8 @@ pub struct QueryJob {
     pub fault_after: Option<u64>,
     pub received: Instant,
     pub head: oneshot::Sender<Result<Head, RequestError>>,
+    /// The client asked for one page (a quantum of work) and a token.
+    pub page: Option<PageRequest>,
 }
 
 /// The start of a response, sent once from the worker to the handler.
@@ -47,6 +65,8 @@ pub enum Head {
         parse: Duration,
         plan: Duration,
         body: mpsc::Receiver<Chunk>,
+        /// A page's continuation token and figures.
+        page: Option<PageStats>,
     },
     /// A small, complete answer (the `explain` profile).
     Whole {
@@ -55,16 +75,26 @@ pub enum Head {
     },
 }
 
-/// The client is gone (the response was dropped): stop quietly.
-struct Gone;
+/// Why production stops for now.
+enum Stop {
+    /// The client is gone (the response was dropped): stop quietly.
+    Gone,
+    /// The channel is full: try again on a later turn.
+    Blocked,
+}
 
 struct Sink {
-    /// Until the first flush: where to send the head, and the head itself.
+    /// Until the first delivery: where to send the head, and the head itself.
     head: Option<(oneshot::Sender<Result<Head, RequestError>>, Head)>,
     tx: mpsc::Sender<Chunk>,
     buf: Vec<u8>,
+    /// Chunks made but not yet accepted by the channel.
+    outbox: VecDeque<Chunk>,
     payload: u64,
     last_flush: Instant,
+    /// Wait for room in the channel (first come, first served) instead of
+    /// giving the worker back.
+    blocking: bool,
 }
 
 impl Sink {
@@ -72,19 +102,36 @@ impl Sink {
         self.head.is_none()
     }
 
-    fn flush(&mut self) -> Result<(), Gone> {
-        if let Some((sender, head)) = self.head.take() {
-            sender.send(Ok(head)).map_err(|_| Gone)?;
-        }
+    /// Moves the buffer to the outbox and delivers what the channel takes.
+    fn flush(&mut self) -> Result<(), Stop> {
         if !self.buf.is_empty() {
             let full =
                 std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK_BYTES + (64 << 10)));
             self.payload += full.len() as u64;
-            self.tx
-                .blocking_send(Chunk::Data(Bytes::from(full)))
-                .map_err(|_| Gone)?;
+            self.outbox.push_back(Chunk::Data(Bytes::from(full)));
         }
         self.last_flush = Instant::now();
+        self.deliver()
+    }
+
+    fn deliver(&mut self) -> Result<(), Stop> {
+        if let Some((sender, head)) = self.head.take() {
+            sender.send(Ok(head)).map_err(|_| Stop::Gone)?;
+        }
+        while let Some(chunk) = self.outbox.pop_front() {
+            if self.blocking {
+                self.tx.blocking_send(chunk).map_err(|_| Stop::Gone)?;
+                continue;
+            }
+            match self.tx.try_send(chunk) {
+                Ok(()) => {}
+                Err(TrySendError::Full(chunk)) => {
+                    self.outbox.push_front(chunk);
+                    return Err(Stop::Blocked);
+                }
+                Err(TrySendError::Closed(_)) => return Err(Stop::Gone),
+            }
+        }
         Ok(())
     }
 
@@ -92,7 +139,7 @@ impl Sink {
     /// have waited in it (checked every row early on, then every 256 rows so
     /// the clock is not read millions of times a second).
     #[inline]
-    fn after_row(&mut self, rows: u64) -> Result<(), Gone> {
+    fn after_row(&mut self, rows: u64) -> Result<(), Stop> {
         if self.buf.len() >= CHUNK_BYTES {
             return self.flush();
         }
@@ -104,22 +151,28 @@ impl Sink {
         Ok(())
     }
 
-    fn end(mut self, mut ending: Ending) -> Result<(), Gone> {
-        self.flush()?;
+    fn end(&mut self, mut ending: Ending) -> Result<(), Stop> {
+        if !self.buf.is_empty() {
+            let rest = std::mem::take(&mut self.buf);
+            self.payload += rest.len() as u64;
+            self.outbox.push_back(Chunk::Data(Bytes::from(rest)));
+        }
         ending.payload_bytes = self.payload;
-        self.tx.blocking_send(Chunk::End(ending)).map_err(|_| Gone)
+        self.outbox.push_back(Chunk::End(ending));
+        self.deliver()
     }
 
     /// A failure: before the first byte it becomes the response's status;
     /// after it, an in-band marker (written by `in_band`) and the trailer.
     fn fail(
-        mut self,
+        &mut self,
         error: RequestError,
         mut ending: Ending,
         in_band: impl FnOnce(&mut Vec<u8>, &str),
-    ) -> Result<(), Gone> {
+    ) -> Result<(), Stop> {
         if let Some((sender, _)) = self.head.take() {
             let _ = sender.send(Err(error));
+            self.outbox.clear();
             return Ok(());
         }
         let message = error.to_string();
@@ -130,37 +183,115 @@ impl Sink {
     }
 }
 
-pub fn run(job: QueryJob) {
+/// The results being written.
+enum Results {
+    Solutions {
+        rows: SolutionStream,
+        writer: Box<dyn SolutionsWriter>,
+    },
+    Graph {
+        triples: TripleStream,
+        writer: Box<dyn GraphWriter>,
+    },
+    /// Everything is written; only the outbox may still hold chunks.
+    Written,
+}
+
+/// A query as a scheduler task: not started yet, then producing.
+pub struct QueryTask(State);
+
+enum State {
+    New(Box<QueryJob>),
+    Producing(Box<Producing>),
+    Finished,
+}
+
+struct Producing {
+    results: Results,
+    sink: Sink,
+    ending: Ending,
+    executing: Instant,
+    received: Instant,
+    fault_after: Option<u64>,
+    page: Option<PageRequest>,
+}
+
+impl QueryTask {
+    pub fn new(job: QueryJob) -> QueryTask {
+        QueryTask(State::New(Box::new(job)))
+    }
+}
+
+impl Task for QueryTask {
+    fn run(&mut self, until: Option<Instant>) -> Step {
+        loop {
+            match std::mem::replace(&mut self.0, State::Finished) {
+                State::New(job) => match start(*job, until.is_none()) {
+                    Some(producing) => self.0 = State::Producing(producing),
+                    None => return Step::Done,
+                },
+                State::Producing(mut producing) => {
+                    let step = producing.run(until);
+                    if step != Step::Done {
+                        self.0 = State::Producing(producing);
+                    }
+                    return step;
+                }
+                State::Finished => return Step::Done,
+            }
+        }
+    }
+}
+
+/// Plans (or resumes) the query and sends what cannot wait for rows:
+/// errors, `explain`, ASK answers. `None` when nothing is left to do.
+fn start(job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
     let started = Instant::now();
     // Waiting for a worker, the client may have given up.
     if job.request.cancel.is_cancelled() || job.head.is_closed() {
-        return;
+        return None;
     }
     let queued = started - job.received;
-    let execution = match job.engine.execute(&job.text, &job.request) {
+    let resume_started = Instant::now();
+    let execution = match &job.page {
+        Some(page) => page.start(&job.engine, &job.text, &job.request),
+        None => job.engine.execute(&job.text, &job.request),
+    };
+    let execution = match execution {
         Ok(e) => e,
         Err(e) => {
             let _ = job.head.send(Err(e.into()));
-            return;
+            return None;
         }
     };
+    let mut job = job;
+    if let Some(page) = job.page.as_mut().filter(|p| p.is_resume()) {
+        page.set_resume_time(resume_started.elapsed());
+    }
     let (parse, plan) = (execution.timings.parse, execution.timings.plan);
     if job.explain {
         explain(job, execution, queued);
-        return;
+        return None;
     }
     let (content_type, format): (&'static str, &'static str) = match &execution.outcome {
         QueryOutcome::Solutions { .. } | QueryOutcome::Boolean(_) => match job.solutions_format {
             Some(f) => (f.media_type(), f.name()),
-            None => return not_acceptable(job.head, "SELECT and ASK"),
+            None => {
+                not_acceptable(job.head, "SELECT and ASK");
+                return None;
+            }
         },
         QueryOutcome::Graph(_) => match job.graph_format {
             Some(f) => (f.media_type(), f.name()),
-            None => return not_acceptable(job.head, "CONSTRUCT and DESCRIBE"),
+            None => {
+                not_acceptable(job.head, "CONSTRUCT and DESCRIBE");
+                return None;
+            }
         },
     };
     let (tx, rx) = mpsc::channel(QUEUE_CHUNKS);
     let body = compress_stage(rx, job.encoding, QUEUE_CHUNKS);
+    let page_stats = job.page.as_ref().map(PageRequest::stats);
     let mut sink = Sink {
         head: Some((
             job.head,
@@ -171,94 +302,270 @@ pub fn run(job: QueryJob) {
                 parse,
                 plan,
                 body,
+                page: page_stats,
             },
         )),
         tx,
         buf: Vec::with_capacity(CHUNK_BYTES + (64 << 10)),
+        outbox: VecDeque::new(),
         payload: 0,
         last_flush: Instant::now(),
+        blocking,
     };
-    let executing = Instant::now();
     let mut ending = Ending {
         outcome: "ok",
         ..Ending::default()
     };
-    let finish = |mut ending: Ending| {
-        ending.execute = executing.elapsed();
-        ending.total = job.received.elapsed();
+    let results = match execution.outcome {
+        QueryOutcome::Solutions { variables, rows } => {
+            let mut writer = job.solutions_format.expect("checked").writer();
+            writer.header(&mut sink.buf, &variables);
+            Results::Solutions { rows, writer }
+        }
+        QueryOutcome::Boolean(value) => {
+            job.solutions_format
+                .expect("checked")
+                .writer()
+                .boolean(&mut sink.buf, value);
+            ending.rows = 1;
+            Results::Written
+        }
+        QueryOutcome::Graph(triples) => {
+            let prefixes = Prefixes::for_query(&job.text);
+            let mut writer = job.graph_format.expect("checked").writer(prefixes);
+            writer.header(&mut sink.buf);
+            Results::Graph { triples, writer }
+        }
+    };
+    let mut producing = Box::new(Producing {
+        results,
+        sink,
+        ending,
+        executing: Instant::now(),
+        received: job.received,
+        fault_after: job.fault_after.filter(|_| job.page.is_none()),
+        page: job.page,
+    });
+    if matches!(producing.results, Results::Written) {
+        let ending = producing.finish();
+        if let Err(Stop::Gone) = producing.sink.end(ending) {
+            return None;
+        }
+    }
+    Some(producing)
+}
+
+impl Producing {
+    fn finish(&mut self) -> Ending {
+        let mut ending = std::mem::take(&mut self.ending);
+        ending.execute = self.executing.elapsed();
+        ending.total = self.received.elapsed();
         ending
-    };
-    let fault = |rows: u64| match job.fault_after {
-        Some(n) if rows >= n => Some(RequestError::Internal(format!(
-            "injected fault after {n} rows"
-        ))),
-        _ => None,
-    };
-    // `Err(Gone)` everywhere below just means: the client left; stop.
-    let _ = (|| -> Result<(), Gone> {
-        match execution.outcome {
-            QueryOutcome::Solutions { variables, rows } => {
-                let mut writer = job.solutions_format.expect("checked").writer();
-                writer.header(&mut sink.buf, &variables);
-                for row in rows {
-                    let failure = match row {
-                        Ok(row) => {
-                            writer.row(&mut sink.buf, &row);
-                            ending.rows += 1;
-                            fault(ending.rows)
+    }
+
+    fn run(&mut self, until: Option<Instant>) -> Step {
+        match self.produce(until) {
+            Ok(step) => step,
+            Err(Stop::Blocked) => Step::Blocked,
+            Err(Stop::Gone) => Step::Done,
+        }
+    }
+
+    fn produce(&mut self, until: Option<Instant>) -> Result<Step, Stop> {
+        // First what an earlier turn could not hand over (a page's head
+        // waits for its end: it may carry a token).
+        if !self.sink.outbox.is_empty() {
+            self.sink.deliver()?;
+        }
+        if matches!(self.results, Results::Written) {
+            return Ok(Step::Done);
+        }
+        // A page ends at the end of its own quantum, whatever the
+        // scheduler's turns are; a plain request at the end of the turn.
+        let page_until = self.page.as_mut().map(|p| p.turn_until(until));
+        let until = page_until.or(until);
+        let paged = self.page.is_some();
+        let mut since_clock = 0u64;
+        loop {
+            since_clock += 1;
+            if since_clock >= ROWS_PER_CLOCK_CHECK {
+                since_clock = 0;
+                let page_full = paged && self.sink.buf.len() >= crate::paging::MAX_PAGE_BYTES;
+                if page_full || until.is_some_and(|u| Instant::now() >= u) {
+                    return self.pause(page_full);
+                }
+            }
+            let failure = match &mut self.results {
+                Results::Solutions { rows, writer } => match rows.next() {
+                    None => {
+                        writer.footer(&mut self.sink.buf);
+                        return self.end();
+                    }
+                    Some(Ok(row)) => {
+                        writer.row(&mut self.sink.buf, &row);
+                        self.ending.rows += 1;
+                        self.fault()
+                    }
+                    Some(Err(e)) => Some(engine_error(e)?),
+                },
+                Results::Graph { triples, writer } => match triples.next() {
+                    None => {
+                        writer.footer(&mut self.sink.buf);
+                        return self.end();
+                    }
+                    Some(Ok(triple)) => match writer.triple(&mut self.sink.buf, &triple) {
+                        Ok(()) => {
+                            self.ending.rows += 1;
+                            self.fault()
                         }
-                        Err(e) => Some(engine_error(e)?),
-                    };
-                    if let Some(error) = failure {
-                        let ending = finish(ending);
-                        return sink.fail(error, ending, |buf, msg| {
-                            writer.error(buf, msg);
-                        });
-                    }
-                    sink.after_row(ending.rows)?;
-                }
-                writer.footer(&mut sink.buf);
+                        Err(e) => Some(RequestError::NotAcceptable(e.to_string())),
+                    },
+                    Some(Err(e)) => Some(engine_error(e)?),
+                },
+                Results::Written => return Ok(Step::Done),
+            };
+            if let Some(error) = failure {
+                return self.fail(error);
             }
-            QueryOutcome::Boolean(value) => {
-                job.solutions_format
-                    .expect("checked")
-                    .writer()
-                    .boolean(&mut sink.buf, value);
-                ending.rows = 1;
-            }
-            QueryOutcome::Graph(triples) => {
-                let prefixes = Prefixes::for_query(&job.text);
-                let mut writer = job.graph_format.expect("checked").writer(prefixes);
-                writer.header(&mut sink.buf);
-                for triple in triples {
-                    let failure = match triple {
-                        Ok(triple) => match writer.triple(&mut sink.buf, &triple) {
-                            Ok(()) => {
-                                ending.rows += 1;
-                                fault(ending.rows)
-                            }
-                            Err(e) => Some(RequestError::NotAcceptable(e.to_string())),
-                        },
-                        Err(e) => Some(engine_error(e)?),
-                    };
-                    if let Some(error) = failure {
-                        let ending = finish(ending);
-                        return sink.fail(error, ending, |_, _| {});
-                    }
-                    sink.after_row(ending.rows)?;
-                }
-                writer.footer(&mut sink.buf);
+            if !paged {
+                self.sink.after_row(self.ending.rows)?;
             }
         }
-        let ending = finish(ending);
-        sink.end(ending)
-    })();
+    }
+
+    fn fault(&self) -> Option<RequestError> {
+        match self.fault_after {
+            Some(n) if self.ending.rows >= n => Some(RequestError::Internal(format!(
+                "injected fault after {n} rows"
+            ))),
+            _ => None,
+        }
+    }
+
+    fn end(&mut self) -> Result<Step, Stop> {
+        self.results = Results::Written;
+        let ending = self.finish();
+        self.sink.end(ending)?;
+        Ok(Step::Done)
+    }
+
+    fn fail(&mut self, error: RequestError) -> Result<Step, Stop> {
+        let results = std::mem::replace(&mut self.results, Results::Written);
+        let ending = self.finish();
+        match results {
+            Results::Solutions { mut writer, .. } => {
+                self.sink.fail(error, ending, |buf, msg| {
+                    writer.error(buf, msg);
+                })?
+            }
+            _ => self.sink.fail(error, ending, |_, _| {})?,
+        }
+        Ok(Step::Done)
+    }
+
+    /// The end of a turn. A plain request hands out what it has and waits
+    /// for its next turn; a page suspends its query into a token and ends.
+    fn pause(&mut self, page_full: bool) -> Result<Step, Stop> {
+        let Some(page) = &mut self.page else {
+            if !self.sink.buf.is_empty() && self.sink.last_flush.elapsed() >= MAX_HOLD {
+                self.sink.flush()?;
+            }
+            return Ok(Step::Yielded);
+        };
+        if !page_full && !page.used_up() {
+            // The scheduler's turn ended before the page's quantum.
+            return Ok(Step::Yielded);
+        }
+        let stash = page.stash();
+        // Suspension proper: saving the operators and sealing the token, not
+        // writing the rows that were decoded before it.
+        let mut took = Duration::ZERO;
+        let buf = &mut self.sink.buf;
+        let ending = &mut self.ending;
+        let saved: Result<(), EngineError> =
+            match std::mem::replace(&mut self.results, Results::Written) {
+                Results::Solutions { rows, mut writer } => {
+                    suspend_solutions(rows, writer.as_mut(), buf, &stash, ending, &mut took).map(
+                        |saved| {
+                            let sealing = Instant::now();
+                            let token = page.seal(&saved, ending.rows);
+                            took += sealing.elapsed();
+                            if !writer.continuation(buf, &token) {
+                                writer.footer(buf);
+                            }
+                        },
+                    )
+                }
+                Results::Graph {
+                    triples,
+                    mut writer,
+                } => suspend_triples(triples, writer.as_mut(), buf, &stash, ending, &mut took).map(
+                    |saved| {
+                        let sealing = Instant::now();
+                        page.seal(&saved, ending.rows);
+                        took += sealing.elapsed();
+                        writer.footer(buf);
+                    },
+                ),
+                Results::Written => return Ok(Step::Done),
+            };
+        if let Err(e) = saved {
+            return self.fail(engine_error(e)?);
+        }
+        page.record_suspend(took);
+        if let Some((_, Head::Stream { page: stats, .. })) = &mut self.sink.head {
+            *stats = Some(page.stats());
+        }
+        let ending = self.finish();
+        self.sink.end(ending)?;
+        Ok(Step::Done)
+    }
+}
+
+/// Suspends SELECT results: the rows decoded before the suspension point
+/// belong to this page.
+fn suspend_solutions(
+    rows: SolutionStream,
+    writer: &mut dyn SolutionsWriter,
+    buf: &mut Vec<u8>,
+    stash: &Stash,
+    ending: &mut Ending,
+    took: &mut Duration,
+) -> Result<SavedQuery, EngineError> {
+    let started = Instant::now();
+    let (decoded, saved) = rows.suspend(stash)?;
+    *took += started.elapsed();
+    for row in decoded {
+        writer.row(buf, &row);
+        ending.rows += 1;
+    }
+    Ok(saved)
+}
+
+fn suspend_triples(
+    triples: TripleStream,
+    writer: &mut dyn GraphWriter,
+    buf: &mut Vec<u8>,
+    stash: &Stash,
+    ending: &mut Ending,
+    took: &mut Duration,
+) -> Result<SavedQuery, EngineError> {
+    let started = Instant::now();
+    let (made, saved) = triples.suspend(stash)?;
+    *took += started.elapsed();
+    for triple in made {
+        // The format was able to write the triples before; a triple it
+        // cannot express would have failed the request already.
+        let _ = writer.triple(buf, &triple);
+        ending.rows += 1;
+    }
+    Ok(saved)
 }
 
 /// A cancelled query has nobody to report to.
-fn engine_error(e: EngineError) -> Result<RequestError, Gone> {
+fn engine_error(e: EngineError) -> Result<RequestError, Stop> {
     match e {
-        EngineError::Cancelled => Err(Gone),
+        EngineError::Cancelled => Err(Stop::Gone),
         other => Ok(other.into()),
     }
 }
@@ -271,7 +578,7 @@ fn not_acceptable(head: oneshot::Sender<Result<Head, RequestError>>, what: &str)
 
 /// `explain=true`: run the query to its end, discard the results, and
 /// answer with the plan's runtime profile and the timings as JSON.
-fn explain(job: QueryJob, execution: tern_engine::Execution, queued: Duration) {
+fn explain(job: QueryJob, execution: Execution, queued: Duration) {
     let executing = Instant::now();
     let mut rows = 0u64;
     let result: Result<(), EngineError> = (|| {

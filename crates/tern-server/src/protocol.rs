@@ -20,6 +20,12 @@ pub struct QueryParams {
     pub explain: bool,
     /// `tern-fault-after=N` (test builds of the server only).
     pub fault_after: Option<u64>,
+    /// `quantum=50ms`: answer with one page and a continuation token.
+    pub quantum: Option<String>,
+    /// `next=TOKEN`: the next page of a paged query.
+    pub next: Option<String>,
+    /// The base IRI a resumed query started with (from its token).
+    pub base_iri: Option<String>,
 }
 
 /// Collects protocol parameters from URL-encoded pairs (a query string or a
@@ -56,6 +62,15 @@ fn add_pairs(params: &mut QueryParams, encoded: &[u8]) -> Result<(), RequestErro
                         ))
                     })?;
                 params.timeout = Some(Duration::from_secs_f64(secs));
+            }
+            "quantum" => params.quantum = Some(value.into_owned()),
+            "next" => {
+                if params.next.is_some() {
+                    return Err(RequestError::BadRequest(
+                        "more than one next parameter".into(),
+                    ));
+                }
+                params.next = Some(value.into_owned());
             }
             "explain" => params.explain = matches!(value.as_ref(), "true" | "1" | "yes" | ""),
             "tern-fault-after" => {

@@ -7,9 +7,10 @@ use crate::encoding::Encoding;
 use crate::error::RequestError;
 use crate::metrics::{Metrics, QueryRecord};
 use crate::negotiate;
-use crate::pool::Pool;
-use crate::producer::{self, Head, QueryJob};
+use crate::paging::{parse_quantum, PageRequest, PageStats, Paging};
+use crate::producer::{Head, QueryJob, QueryTask};
 use crate::protocol::{parse_request, QueryParams};
+use crate::scheduler::Scheduler;
 use crate::service;
 use axum::body::Body;
 use axum::extract::State;
@@ -24,7 +25,8 @@ use tokio::sync::oneshot;
 
 pub struct AppState {
     pub engine: Engine,
-    pub pool: Pool,
+    pub scheduler: Scheduler,
+    pub paging: Arc<Paging>,
     pub config: ServerConfig,
     pub metrics: Metrics,
 }
@@ -40,7 +42,8 @@ pub fn router(state: Arc<AppState>) -> Router {
 
 /// Response headers that browsers' scripts may read.
 const EXPOSED: &str = "Tern-Parse-Ms, Tern-Plan-Ms, Tern-Queue-Ms, Tern-Rows, Tern-Execute-Ms, \
-                       Tern-Total-Ms, Tern-Error, Content-Encoding";
+                       Tern-Total-Ms, Tern-Error, Tern-Next, Tern-Rows-Before, Tern-Token-Bytes, \
+                       Tern-Suspend-Us, Tern-Resume-Us, Content-Encoding";
 
 fn cors(mut response: Response) -> Response {
     let h = response.headers_mut();
@@ -122,7 +125,7 @@ fn preflight() -> Response {
     );
     h.insert(
         header::ACCESS_CONTROL_ALLOW_HEADERS,
-        HeaderValue::from_static("Content-Type, Accept, Accept-Encoding, TE"),
+        HeaderValue::from_static("Content-Type, Accept, Accept-Encoding, TE, Tern-Quantum"),
     );
     h.insert(
         header::ACCESS_CONTROL_MAX_AGE,
@@ -152,8 +155,36 @@ async fn handle(
     } else {
         Default::default()
     };
-    let params = parse_request(method, uri.query(), headers, &body, max)?;
+    let mut params = parse_request(method, uri.query(), headers, &body, max)?;
     let accept = header_str(headers, header::ACCEPT);
+    // A paged request: one quantum of work, a page and a token.
+    let quantum = params
+        .quantum
+        .as_deref()
+        .or(header_str(headers, HeaderName::from_static("tern-quantum")))
+        .map(parse_quantum)
+        .transpose()?;
+    let mut resume = None;
+    if let Some(token) = params.next.take() {
+        if params.query.is_some() {
+            return Err(RequestError::BadRequest(
+                "send either a query or a continuation token (next), not both".into(),
+            ));
+        }
+        let resumption = state.paging.open(&token)?;
+        let request = Paging::request_of(&resumption.token)?;
+        params.query = Some(resumption.token.query.clone());
+        params.default_graphs = request.default_graphs.unwrap_or_default();
+        params.named_graphs = request.named_graphs.unwrap_or_default();
+        params.base_iri = request.base_iri;
+        resume = Some(resumption);
+    }
+    let page = (quantum.is_some() || resume.is_some()).then(|| {
+        let quantum = quantum
+            .or(state.config.quantum)
+            .unwrap_or(Duration::from_millis(50));
+        (quantum, resume)
+    });
     let Some(text) = params.query.clone() else {
         if *method == Method::POST {
             return Err(RequestError::BadRequest("no query parameter".into()));
@@ -173,7 +204,10 @@ async fn handle(
         )));
     }
     let encoding = negotiate::encoding(header_str(headers, header::ACCEPT_ENCODING));
-    let endpoint = endpoint_iri(headers, uri);
+    let endpoint = params
+        .base_iri
+        .clone()
+        .unwrap_or_else(|| endpoint_iri(headers, uri));
     run_query(
         state,
         params,
@@ -183,6 +217,7 @@ async fn handle(
         encoding,
         headers,
         endpoint,
+        page,
         received,
     )
     .await
@@ -198,6 +233,7 @@ async fn run_query(
     encoding: Encoding,
     headers: &HeaderMap,
     endpoint: String,
+    page: Option<(Duration, Option<crate::paging::Resumption>)>,
     received: Instant,
 ) -> Result<Response, RequestError> {
     let cancel = CancelFlag::default();
@@ -214,6 +250,15 @@ async fn run_query(
         cancel: cancel.clone(),
     };
     let fault_after = params.fault_after.filter(|_| state.config.fault_injection);
+    let page = page.filter(|_| !params.explain).map(|(quantum, resume)| {
+        PageRequest::new(
+            state.paging.clone(),
+            quantum,
+            text.clone(),
+            request.clone(),
+            resume,
+        )
+    });
     let (head_tx, head_rx) = oneshot::channel();
     let job = QueryJob {
         engine: state.engine.clone(),
@@ -226,15 +271,16 @@ async fn run_query(
         fault_after,
         received,
         head: head_tx,
+        page,
     };
     state
-        .pool
-        .submit(Box::new(move || producer::run(job)))
+        .scheduler
+        .submit(Box::new(QueryTask::new(job)))
         .map_err(|full| RequestError::Busy(full.0))?;
     let head = head_rx
         .await
         .map_err(|_| RequestError::Internal("the query worker stopped".into()))??;
-    let (content_type, format, queued, parse, plan, rx) = match head {
+    let (content_type, format, queued, parse, plan, rx, page) = match head {
         Head::Whole { content_type, body } => {
             guard.disarm();
             let mut response = body.into_response();
@@ -250,13 +296,15 @@ async fn run_query(
             parse,
             plan,
             body,
-        } => (content_type, format, queued, parse, plan, body),
+            page,
+        } => (content_type, format, queued, parse, plan, body, page),
     };
     guard.disarm();
     let trailers = accepts_trailers(headers);
     let on_complete: OnComplete = {
         let state = state.clone();
         let query_len = text.len();
+        let page = page.clone();
         Box::new(move |done| {
             let (outcome, rows, payload, error) = match &done.ending {
                 Some(e) if e.error.is_some() => {
@@ -275,6 +323,9 @@ async fn run_query(
                 payload_bytes: payload,
                 rows,
             });
+            if let Some(page) = &page {
+                state.metrics.record_page(page);
+            }
             tracing::info!(
                 target: "tern::access",
                 status = 200,
@@ -289,6 +340,8 @@ async fn run_query(
                 plan_ms = plan.as_secs_f64() * 1e3,
                 total_ms = total.as_secs_f64() * 1e3,
                 query_bytes = query_len,
+                paged = page.is_some(),
+                has_next = page.as_ref().is_some_and(|p| p.next.is_some()),
                 error = error.as_deref().unwrap_or(""),
                 "query"
             );
@@ -318,7 +371,29 @@ async fn run_query(
     h.insert("tern-queue-ms", ms(queued));
     h.insert("tern-parse-ms", ms(parse));
     h.insert("tern-plan-ms", ms(plan));
+    if let Some(page) = page {
+        page_headers(h, &page);
+    }
     Ok(response)
+}
+
+/// The token and figures of a page.
+fn page_headers(h: &mut HeaderMap, page: &PageStats) {
+    let number = |n: u64| HeaderValue::from_str(&n.to_string()).expect("a number");
+    if let Some(next) = &page.next {
+        if let Ok(value) = HeaderValue::from_str(next) {
+            h.insert("tern-next", value);
+        }
+        h.insert("tern-token-bytes", number(next.len() as u64));
+    }
+    h.insert("tern-rows-before", number(page.rows_before));
+    if let Some(us) = page.suspend_us {
+        h.insert("tern-suspend-us", number(us));
+    }
+    if let Some(us) = page.resume_us {
+        h.insert("tern-resume-us", number(us));
+    }
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
 }
 
 fn content_type_value(media: &'static str) -> HeaderValue {
@@ -379,9 +454,13 @@ fn service_description(
 }
 
 async fn metrics(State(state): State<Arc<AppState>>) -> Response {
-    let text = state
-        .metrics
-        .render(state.pool.active(), state.pool.queued());
+    let text = state.metrics.render(&crate::metrics::Gauges {
+        active: state.scheduler.active(),
+        running: state.scheduler.running(),
+        queued: state.scheduler.queued(),
+        quanta_yielded: state.scheduler.yields(),
+        stash: state.paging.stash.usage(),
+    });
     let mut response = text.into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

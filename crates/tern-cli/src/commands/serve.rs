@@ -36,6 +36,22 @@ pub struct ServeArgs {
     /// Longest accepted query, in bytes (413 beyond).
     #[arg(long, default_value_t = 1 << 20)]
     max_query_bytes: usize,
+    /// Time slice of a query before other queries get their turn, e.g. 50ms
+    /// (0: run each query to its end, first come first served). Also the
+    /// default page length of paging clients.
+    #[arg(long, default_value = "50ms", value_parser = parse_duration)]
+    quantum: Duration,
+    /// File holding the secret (at least 16 bytes) that signs continuation
+    /// tokens; servers sharing it and the index resume each other's tokens.
+    /// Default: the TERN_TOKEN_KEY environment variable, else random per process.
+    #[arg(long)]
+    token_key: Option<PathBuf>,
+    /// How long continuation tokens (and the state they refer to) stay valid.
+    #[arg(long, default_value = "1h", value_parser = parse_duration)]
+    token_ttl: Duration,
+    /// Memory for suspended queries' intermediate results, e.g. 1G (oldest dropped first).
+    #[arg(long, value_parser = parse_size, default_value = "1G")]
+    stash_memory: u64,
     /// Testing only: honour the `tern-fault-after=N` parameter (fail after N rows).
     #[arg(long, hide = true)]
     inject_faults: bool,
@@ -69,6 +85,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
         fault_injection: args.inject_faults,
         ..ServerConfig::default()
     };
+    config.quantum = (!args.quantum.is_zero()).then_some(args.quantum);
+    config.token_ttl = args.token_ttl;
+    config.stash_bytes = args.stash_memory;
+    config.token_key = token_key(args.token_key.as_deref())?;
     if let Some(w) = args.workers {
         config.workers = w.max(1);
     }
@@ -80,8 +100,13 @@ pub fn run(args: ServeArgs) -> Result<()> {
         let listener = tern_server::bind(config.clone()).await?;
         let addr = listener.local_addr()?;
         eprintln!(
-            "tern serve: SPARQL endpoint at http://{addr}/sparql ({} workers, queue {})",
-            config.workers, config.max_queued
+            "tern serve: SPARQL endpoint at http://{addr}/sparql ({} workers, queue {}, {})",
+            config.workers,
+            config.max_queued,
+            match config.quantum {
+                Some(q) => format!("quantum {} ms", q.as_secs_f64() * 1e3),
+                None => "no quantum: first come, first served".into(),
+            }
         );
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
@@ -89,4 +114,53 @@ pub fn run(args: ServeArgs) -> Result<()> {
         tern_server::serve(listener, engine, config, shutdown).await?;
         Ok(())
     })
+}
+
+/// The token key: from a file, else from TERN_TOKEN_KEY, else none (random).
+fn token_key(file: Option<&std::path::Path>) -> Result<Option<Vec<u8>>> {
+    let secret = match file {
+        Some(path) => {
+            let bytes = std::fs::read(path)
+                .with_context(|| format!("reading the token key {}", path.display()))?;
+            // A trailing newline from `echo` or an editor is not part of it.
+            let trimmed = bytes.trim_ascii_end().to_vec();
+            Some(trimmed)
+        }
+        None => std::env::var("TERN_TOKEN_KEY")
+            .ok()
+            .filter(|k| !k.is_empty())
+            .map(String::into_bytes),
+    };
+    if let Some(secret) = &secret {
+        if secret.len() < 16 {
+            anyhow::bail!(
+                "the token key has {} bytes; it needs at least 16 (e.g. `head -c 32 /dev/urandom | base64 > key`)",
+                secret.len()
+            );
+        }
+    }
+    Ok(secret)
+}
+
+/// `50ms`, `2s`, `1h`, `10m`, `0`.
+fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| c.is_ascii_alphabetic())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+        .ok_or_else(|| format!("{text:?} is not a duration like 50ms, 2s, 10m or 1h"))?;
+    let seconds = match unit {
+        "us" => value / 1e6,
+        "ms" => value / 1e3,
+        "" | "s" => value,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (us, ms, s, m, h)")),
+    };
+    Ok(Duration::from_secs_f64(seconds))
 }

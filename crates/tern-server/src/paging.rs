@@ -1,0 +1,273 @@
+//! The preemptive protocol: a client that asks for it (`quantum=` or a
+//! `Tern-Quantum` header) gets at most one quantum of work per request: a
+//! page of results and a continuation token (`Tern-Next` header, and a
+//! top-level `"next"` member in SPARQL JSON). Sending the token back
+//! (`next=TOKEN`) resumes the query where it stopped; the last page has no
+//! token.
+//!
+//! The token carries the query, its dataset and the state of its pipelined
+//! operators, so any server with the same index and key can resume it.
+//! Materialized state (hash tables, sorted rows, DISTINCT's set) stays in
+//! this server's stash under a memory quota and a time to live; a token
+//! whose state is gone, or held by another server, gets 410.
+
+use crate::error::RequestError;
+use oxrdf::NamedNode;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tern_engine::suspend::Stash;
+use tern_engine::token::{ContinuationToken, TokenKey};
+use tern_engine::{Engine, EngineError, Execution, QueryRequest, SavedQuery};
+
+/// A page's bytes beyond which it ends before its quantum does, so that a
+/// page of a fast query stays a reasonable response.
+pub const MAX_PAGE_BYTES: usize = 16 << 20;
+/// Quanta a client may ask for.
+const MIN_QUANTUM: Duration = Duration::from_micros(100);
+const MAX_QUANTUM: Duration = Duration::from_secs(60);
+
+/// What the server needs to issue and accept tokens.
+pub struct Paging {
+    pub key: TokenKey,
+    pub stash: Arc<Stash>,
+    /// This process, as named in the tokens whose state it holds.
+    pub owner: u64,
+    pub index_id: String,
+    /// Tokens older than this are refused (410), like their stashed state.
+    pub token_ttl: Duration,
+}
+
+/// A token, checked and opened.
+pub struct Resumption {
+    pub token: ContinuationToken,
+}
+
+impl Paging {
+    /// Opens a token sent back by a client: 400 if it is not ours or not for
+    /// this index, 410 if it or its state has expired or lives elsewhere.
+    pub fn open(&self, text: &str) -> Result<Resumption, RequestError> {
+        let token = ContinuationToken::open(text, &self.key)
+            .map_err(|e| RequestError::BadRequest(e.to_string()))?;
+        if token.index_id != self.index_id {
+            return Err(RequestError::BadRequest(format!(
+                "the continuation token was issued for index {}; this server serves index {}",
+                token.index_id, self.index_id
+            )));
+        }
+        let age = now_ms().saturating_sub(token.issued_at_ms);
+        if age > self.token_ttl.as_millis() as u64 {
+            return Err(RequestError::Gone(format!(
+                "the continuation token expired: issued {:.0} s ago, tokens last {} s; \
+                 run the query again",
+                age as f64 / 1e3,
+                self.token_ttl.as_secs()
+            )));
+        }
+        if token.saved.uses_stash() && token.stash_owner != self.owner {
+            return Err(RequestError::Gone(
+                "this query's intermediate results (sort, group, distinct or join tables) \
+                 are held by the server that issued the token, or were lost when it \
+                 restarted; resume it there or run the query again"
+                    .into(),
+            ));
+        }
+        Ok(Resumption { token })
+    }
+
+    /// The request a token resumes with.
+    pub fn request_of(token: &ContinuationToken) -> Result<QueryRequest, RequestError> {
+        let graphs = |list: &Option<Vec<String>>| -> Result<_, RequestError> {
+            list.as_ref()
+                .map(|l| {
+                    l.iter()
+                        .map(|iri| {
+                            NamedNode::new(iri.as_str()).map_err(|e| {
+                                RequestError::BadRequest(format!("graph IRI in token: {e}"))
+                            })
+                        })
+                        .collect::<Result<Vec<_>, _>>()
+                })
+                .transpose()
+        };
+        Ok(QueryRequest {
+            base_iri: token.base_iri.clone(),
+            default_graphs: graphs(&token.default_graphs)?,
+            named_graphs: graphs(&token.named_graphs)?,
+            ..QueryRequest::default()
+        })
+    }
+}
+
+/// Parses a quantum: `50ms`, `2s`, `500us`, or a bare number of milliseconds.
+pub fn parse_quantum(text: &str) -> Result<Duration, RequestError> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => text.split_at(i),
+        None => (text, "ms"),
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .ok()
+        .filter(|v: &f64| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| bad_quantum(text))?;
+    let seconds = match unit.trim() {
+        "us" | "µs" => value / 1e6,
+        "ms" => value / 1e3,
+        "s" => value,
+        _ => return Err(bad_quantum(text)),
+    };
+    if seconds > MAX_QUANTUM.as_secs_f64() {
+        return Err(bad_quantum(text));
+    }
+    Ok(Duration::from_secs_f64(seconds).max(MIN_QUANTUM))
+}
+
+fn bad_quantum(text: &str) -> RequestError {
+    RequestError::BadRequest(format!(
+        "quantum must be a duration such as 50ms, 2s or 500us (at most 60 s), not {text:?}"
+    ))
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A request for one page: the quantum, and the token it resumes, if any.
+pub struct PageRequest {
+    paging: Arc<Paging>,
+    quantum_left: Duration,
+    turn_started: Option<Instant>,
+    resume: Option<ContinuationToken>,
+    /// The query as the token will carry it.
+    query: String,
+    request: QueryRequest,
+    stats: PageStats,
+}
+
+/// What the response of a page reports.
+#[derive(Debug, Clone, Default)]
+pub struct PageStats {
+    /// The token for the next page; none on the last page.
+    pub next: Option<String>,
+    pub suspend_us: Option<u64>,
+    pub resume_us: Option<u64>,
+    /// Rows of the earlier pages.
+    pub rows_before: u64,
+}
+
+impl PageRequest {
+    pub fn new(
+        paging: Arc<Paging>,
+        quantum: Duration,
+        query: String,
+        request: QueryRequest,
+        resume: Option<Resumption>,
+    ) -> PageRequest {
+        let resume = resume.map(|r| r.token);
+        PageRequest {
+            paging,
+            quantum_left: quantum,
+            turn_started: None,
+            stats: PageStats {
+                rows_before: resume.as_ref().map_or(0, |t| t.rows_so_far),
+                ..PageStats::default()
+            },
+            resume,
+            query,
+            request,
+        }
+    }
+
+    pub fn is_resume(&self) -> bool {
+        self.resume.is_some()
+    }
+
+    /// Starts the query, or resumes it from its token.
+    pub fn start(
+        &self,
+        engine: &Engine,
+        text: &str,
+        request: &QueryRequest,
+    ) -> Result<Execution, EngineError> {
+        match &self.resume {
+            Some(token) => engine.resume(text, request, &token.saved, &self.paging.stash),
+            None => engine.execute(text, request),
+        }
+    }
+
+    /// When this turn must end: the end of the page's quantum, or of the
+    /// scheduler's turn if that comes first.
+    pub fn turn_until(&mut self, scheduler_until: Option<Instant>) -> Instant {
+        let now = Instant::now();
+        self.turn_started = Some(now);
+        let page_until = now + self.quantum_left;
+        scheduler_until.map_or(page_until, |u| u.min(page_until))
+    }
+
+    /// Counts this turn's work against the quantum; true when it is spent.
+    pub fn used_up(&mut self) -> bool {
+        if let Some(started) = self.turn_started.take() {
+            self.quantum_left = self.quantum_left.saturating_sub(started.elapsed());
+        }
+        self.quantum_left.is_zero()
+    }
+
+    pub fn stash(&self) -> Arc<Stash> {
+        self.paging.stash.clone()
+    }
+
+    /// Seals the token of the next page.
+    pub fn seal(&mut self, saved: &SavedQuery, rows_in_page: u64) -> String {
+        let strings = |graphs: &Option<Vec<NamedNode>>| {
+            graphs
+                .as_ref()
+                .map(|g| g.iter().map(|n| n.as_str().to_owned()).collect())
+        };
+        let token = ContinuationToken {
+            index_id: self.paging.index_id.clone(),
+            stash_owner: self.paging.owner,
+            issued_at_ms: now_ms(),
+            query: self.query.clone(),
+            base_iri: self.request.base_iri.clone(),
+            default_graphs: strings(&self.request.default_graphs),
+            named_graphs: strings(&self.request.named_graphs),
+            rows_so_far: self.stats.rows_before + rows_in_page,
+            saved: saved.clone(),
+        }
+        .seal(&self.paging.key);
+        self.stats.next = Some(token.clone());
+        token
+    }
+
+    pub fn record_suspend(&mut self, took: Duration) {
+        self.stats.suspend_us = Some(took.as_micros() as u64);
+    }
+
+    pub fn set_resume_time(&mut self, took: Duration) {
+        self.stats.resume_us = Some(took.as_micros() as u64);
+    }
+
+    pub fn stats(&self) -> PageStats {
+        self.stats.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quanta() {
+        assert_eq!(parse_quantum("50ms").unwrap(), Duration::from_millis(50));
+        assert_eq!(parse_quantum("50").unwrap(), Duration::from_millis(50));
+        assert_eq!(parse_quantum("2s").unwrap(), Duration::from_secs(2));
+        assert_eq!(parse_quantum("500us").unwrap(), Duration::from_micros(500));
+        assert_eq!(parse_quantum("1us").unwrap(), MIN_QUANTUM);
+        for bad in ["", "0", "-5ms", "fast", "5 parsecs", "61s", "NaN"] {
+            assert_eq!(parse_quantum(bad).unwrap_err().status().as_u16(), 400);
+        }
+    }
+}
