@@ -3,6 +3,7 @@
 //! into IDs.
 
 use crate::context::QueryContext;
+use crate::exists::Scope;
 use crate::{expr, plan, EngineError};
 use oxrdf::{Term, Variable};
 use spargebra::algebra::Expression;
@@ -14,18 +15,23 @@ pub struct RowEvaluator {
     ctx: Arc<QueryContext>,
     expression: Expression,
     variables: Vec<Variable>,
+    scope: Arc<Scope>,
 }
 
 impl RowEvaluator {
+    /// An evaluator of `expression` on rows of `variables`, inside the
+    /// pattern `scope` describes.
     pub fn new(
         ctx: Arc<QueryContext>,
         expression: Expression,
         variables: Vec<Variable>,
+        scope: Arc<Scope>,
     ) -> RowEvaluator {
         RowEvaluator {
             ctx,
             expression,
             variables,
+            scope,
         }
     }
 
@@ -33,8 +39,13 @@ impl RowEvaluator {
     pub fn evaluate(&self, row: &[Id]) -> Result<Option<Term>, EngineError> {
         let failure: RefCell<Option<EngineError>> = RefCell::new(None);
         let binding = |v: &Variable| -> Option<Term> {
-            let column = self.variables.iter().position(|x| x == v)?;
-            match self.ctx.term(row[column]) {
+            // Substituted by an enclosing EXISTS: the variable is a constant
+            // here, whatever the row says.
+            let id = match self.scope.value(v) {
+                Some(id) => id,
+                None => row[self.variables.iter().position(|x| x == v)?],
+            };
+            match self.ctx.term(id) {
                 Ok(term) => term,
                 Err(e) => {
                     failure.borrow_mut().get_or_insert(e);
@@ -45,7 +56,7 @@ impl RowEvaluator {
         let exists = |pattern: &spargebra::algebra::GraphPattern,
                       _: &dyn Fn(&Variable) -> Option<Term>|
          -> bool {
-            match plan::exists(&self.ctx, pattern, &self.variables, row) {
+            match plan::exists(&self.ctx, pattern, &self.scope, &self.variables, row) {
                 Ok(found) => found,
                 Err(e) => {
                     failure.borrow_mut().get_or_insert(e);

@@ -9,6 +9,7 @@ mod describe;
 mod engine;
 mod error;
 mod exec;
+mod exists;
 pub mod expr;
 mod expr_eval;
 mod join_order;

@@ -4,17 +4,23 @@
 //! row counts per pattern from the index, distinct values per variable from
 //! the predicate statistics; each join is a hash join (smaller side built) or
 //! an index nested-loop join (a pattern looked up per row of a small input).
+//!
+//! FILTER (NOT) EXISTS becomes a semi (anti) join where that is exact
+//! ([`crate::exists`]); elsewhere the pattern is planned again per solution
+//! by a planner that substitutes the solution's values for its variables.
 
 use crate::context::QueryContext;
 use crate::exec::{BoxedOperator, Operator};
 use crate::exec::{
     Distinct, Extend, Filter, GraphScope, Group, HashJoin, IndexJoin, LeftJoin, Measured,
-    MergeJoin, Minus, OrderBy, PathScan, PatternTerm, Project, Scan, Slice, Union, Values,
+    MergeJoin, Minus, OrderBy, PathScan, PatternTerm, Project, Scan, SemiJoin, Slice, Union,
+    Values,
 };
+use crate::exists::{self, Scope};
 use crate::join_order::{self, JoinTree, PatternEstimate};
 use crate::EngineError;
 use oxrdf::{Term, Variable};
-use spargebra::algebra::GraphPattern;
+use spargebra::algebra::{Expression, GraphPattern};
 use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 use std::sync::Arc;
 use tern_index::Id;
@@ -29,6 +35,10 @@ pub enum GraphContext {
 
 pub struct Planner {
     ctx: Arc<QueryContext>,
+    /// Values substituted for variables (the solution an EXISTS pattern is
+    /// evaluated for, SPARQL 1.1 §18.6): such a variable is a constant in
+    /// the pattern, in its expressions and in its GRAPH clauses.
+    bound: Arc<[(Variable, Id)]>,
 }
 
 /// A triple or path pattern's position, resolved against the index.
@@ -41,7 +51,24 @@ enum Resolved {
 
 impl Planner {
     pub fn new(ctx: Arc<QueryContext>) -> Planner {
-        Planner { ctx }
+        Planner {
+            ctx,
+            bound: Arc::new([]),
+        }
+    }
+
+    fn bound_value(&self, variable: &Variable) -> Option<Id> {
+        self.bound
+            .iter()
+            .find_map(|(v, id)| (v == variable).then_some(*id))
+    }
+
+    /// What expressions planned in `graph` need for their EXISTS.
+    fn scope(&self, graph: &GraphContext) -> Arc<Scope> {
+        Arc::new(Scope {
+            graph: graph.clone(),
+            bound: self.bound.clone(),
+        })
     }
 
     /// The operator tree of a pattern, every operator measured for EXPLAIN.
@@ -50,6 +77,17 @@ impl Planner {
         pattern: &GraphPattern,
         graph: &GraphContext,
     ) -> Result<BoxedOperator, EngineError> {
+        let substituted;
+        let graph = match graph {
+            GraphContext::Variable(v) => match self.bound_value(v) {
+                Some(id) => {
+                    substituted = GraphContext::Named(id);
+                    &substituted
+                }
+                None => graph,
+            },
+            _ => graph,
+        };
         match pattern {
             // Measures its scans and joins itself.
             GraphPattern::Bgp { patterns } => self.plan_bgp(patterns, graph),
@@ -112,12 +150,11 @@ impl Planner {
                 self.plan(left, graph)?,
                 self.plan(right, graph)?,
                 expression.clone(),
+                self.scope(graph),
             )),
-            GraphPattern::Filter { expr, inner } => Box::new(Filter::new(
-                ctx.clone(),
-                self.plan(inner, graph)?,
-                expr.clone(),
-            )),
+            GraphPattern::Filter { expr, inner } => {
+                self.plan_filter(expr, self.plan(inner, graph)?, graph)?
+            }
             GraphPattern::Union { left, right } => Box::new(Union::new(
                 self.plan(left, graph)?,
                 self.plan(right, graph)?,
@@ -128,7 +165,10 @@ impl Planner {
                         Some(id) => GraphContext::Named(id),
                         None => return Ok(Box::new(Values::empty(Vec::new()))),
                     },
-                    NamedNodePattern::Variable(v) => GraphContext::Variable(v.clone()),
+                    NamedNodePattern::Variable(v) => match self.bound_value(v) {
+                        Some(id) => GraphContext::Named(id),
+                        None => GraphContext::Variable(v.clone()),
+                    },
                 };
                 self.plan(inner, &inner_graph)?
             }
@@ -141,6 +181,7 @@ impl Planner {
                 self.plan(inner, graph)?,
                 variable.clone(),
                 expression.clone(),
+                self.scope(graph),
             )),
             GraphPattern::Minus { left, right } => Box::new(Minus::new(
                 ctx.clone(),
@@ -151,13 +192,22 @@ impl Planner {
                 variables,
                 bindings,
             } => {
+                let substituted: Vec<Option<Id>> =
+                    variables.iter().map(|v| self.bound_value(v)).collect();
                 let mut rows = Vec::with_capacity(bindings.len());
-                for binding in bindings {
+                'rows: for binding in bindings {
                     let mut row = Vec::with_capacity(variables.len());
-                    for value in binding {
-                        row.push(match value {
+                    for (value, substituted) in binding.iter().zip(&substituted) {
+                        let id = match value {
                             None => Id::UNDEFINED,
                             Some(term) => ctx.intern(&ground_term(term)?)?,
+                        };
+                        // A substituted variable keeps the rows that agree
+                        // with its value, as a join with it would.
+                        row.push(match substituted {
+                            Some(s) if id != Id::UNDEFINED && id != *s => continue 'rows,
+                            Some(s) => *s,
+                            None => id,
                         });
                     }
                     rows.push(row);
@@ -168,9 +218,24 @@ impl Planner {
                 ctx.clone(),
                 self.plan(inner, graph)?,
                 expression.clone(),
+                self.scope(graph),
             )),
             GraphPattern::Project { inner, variables } => {
-                Box::new(Project::new(self.plan(inner, graph)?, variables.clone()))
+                // Inside a subquery, only the variables it projects are the
+                // outer ones (as in the reference evaluator).
+                let inner_planner = Planner {
+                    ctx: ctx.clone(),
+                    bound: self
+                        .bound
+                        .iter()
+                        .filter(|(v, _)| variables.contains(v))
+                        .cloned()
+                        .collect(),
+                };
+                Box::new(Project::new(
+                    inner_planner.plan(inner, graph)?,
+                    variables.clone(),
+                ))
             }
             GraphPattern::Distinct { inner } | GraphPattern::Reduced { inner } => {
                 Box::new(Distinct::new(ctx.clone(), self.plan(inner, graph)?))
@@ -189,6 +254,7 @@ impl Planner {
                 self.plan(inner, graph)?,
                 variables.clone(),
                 aggregates.clone(),
+                self.scope(graph),
             )),
             GraphPattern::Service { name, .. } => {
                 return Err(EngineError::Unsupported(format!(
@@ -200,9 +266,69 @@ impl Planner {
         })
     }
 
+    /// FILTER: conjuncts that are (NOT) EXISTS of a suitable pattern become
+    /// semi (anti) joins after a filter of the other conjuncts. A row passes
+    /// `A && B` exactly when it passes both, in either order.
+    fn plan_filter(
+        &self,
+        expression: &Expression,
+        input: BoxedOperator,
+        graph: &GraphContext,
+    ) -> Result<BoxedOperator, EngineError> {
+        let mut rest = Vec::new();
+        let mut joins = Vec::new();
+        for conjunct in exists::conjuncts(expression) {
+            match exists::as_semi_join(&conjunct, input.variables()) {
+                Some(spec) => joins.push(spec),
+                None => rest.push(conjunct),
+            }
+        }
+        if joins.is_empty() {
+            return Ok(Box::new(Filter::new(
+                self.ctx.clone(),
+                input,
+                expression.clone(),
+                self.scope(graph),
+            )));
+        }
+        let mut operator = input;
+        if let Some(rest) = exists::and_all(rest) {
+            operator = Box::new(Measured::new(
+                Box::new(Filter::new(
+                    self.ctx.clone(),
+                    operator,
+                    rest,
+                    self.scope(graph),
+                )),
+                None,
+            ));
+        }
+        let last = joins.len() - 1;
+        for (i, spec) in joins.into_iter().enumerate() {
+            let join: BoxedOperator = Box::new(SemiJoin::new(
+                self.ctx.clone(),
+                operator,
+                self.plan(&spec.pattern, graph)?,
+                spec.residual,
+                spec.anti,
+                self.scope(graph),
+            ));
+            // The caller measures the outermost one.
+            operator = if i == last {
+                join
+            } else {
+                Box::new(Measured::new(join, None))
+            };
+        }
+        Ok(operator)
+    }
+
     fn resolve_term(&self, term: &TermPattern) -> Result<Resolved, EngineError> {
         Ok(match term {
-            TermPattern::Variable(v) => Resolved::Variable(v.clone()),
+            TermPattern::Variable(v) => match self.bound_value(v) {
+                Some(id) => Resolved::Constant(id),
+                None => Resolved::Variable(v.clone()),
+            },
             TermPattern::BlankNode(b) => Resolved::Variable(blank_variable(b.as_str())),
             TermPattern::NamedNode(n) => self.resolve_constant(&n.clone().into())?,
             TermPattern::Literal(l) => self.resolve_constant(&l.clone().into())?,
@@ -255,7 +381,10 @@ impl Planner {
         for pattern in patterns {
             let predicate = match &pattern.predicate {
                 NamedNodePattern::NamedNode(n) => self.resolve_constant(&n.clone().into())?,
-                NamedNodePattern::Variable(v) => Resolved::Variable(v.clone()),
+                NamedNodePattern::Variable(v) => match self.bound_value(v) {
+                    Some(id) => Resolved::Constant(id),
+                    None => Resolved::Variable(v.clone()),
+                },
             };
             let resolved = [
                 self.resolve_term(&pattern.subject)?,
@@ -443,25 +572,39 @@ pub fn ground_term(term: &GroundTerm) -> Result<Term, EngineError> {
     }
 }
 
-/// Whether `pattern` has a solution compatible with the row (EXISTS).
+/// Whether `pattern` has a solution for the row (EXISTS evaluated per
+/// row): the row's bound variables, and those the scope already
+/// substitutes, are substituted into the pattern, which is matched in the
+/// scope's graph.
 pub fn exists(
     ctx: &Arc<QueryContext>,
     pattern: &GraphPattern,
+    scope: &Scope,
     variables: &[Variable],
     row: &[Id],
 ) -> Result<bool, EngineError> {
-    let planner = Planner::new(ctx.clone());
-    let bound: Vec<(Variable, Id)> = variables
+    let mut bound: Vec<(Variable, Id)> = variables
         .iter()
         .zip(row)
-        .filter(|(_, id)| **id != Id::UNDEFINED)
+        .filter(|(v, id)| **id != Id::UNDEFINED && !is_blank_variable(v))
         .map(|(v, id)| (v.clone(), *id))
         .collect();
+    for (v, id) in scope.bound.iter() {
+        if !bound.iter().any(|(b, _)| b == v) {
+            bound.push((v.clone(), *id));
+        }
+    }
+    let planner = Planner {
+        ctx: ctx.clone(),
+        bound: bound.clone().into(),
+    };
+    let inner = planner.plan(pattern, &scope.graph)?;
+    // Variables the pattern binds itself despite the substitution (BIND)
+    // must agree with the row.
     let values = Values::new(
         bound.iter().map(|(v, _)| v.clone()).collect(),
         vec![bound.iter().map(|(_, id)| *id).collect()],
     );
-    let inner = planner.plan(pattern, &GraphContext::Default)?;
     let mut joined = HashJoin::new(ctx.clone(), inner, Box::new(values));
     Ok(joined.next_batch()?.is_some())
 }

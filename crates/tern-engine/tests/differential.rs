@@ -110,20 +110,7 @@ const LARGE: Scale = Scale {
 /// paths), `NUMERIC` (lexical forms), `QueryGen::test` (EBV of language
 /// strings), `QueryGen::ordered_constant` (`<` on IRIs and language strings),
 /// `GenQuery::term_vars` (MIN/MAX/SAMPLE), GROUP_CONCAT over strings only.
-const KNOWN_BUGS: &[Feature] = &[
-    // EXISTS joins its pattern's solutions with the current solution instead
-    // of substituting the current solution into the pattern (SPARQL 1.1
-    // 18.6), so outer variables are unbound in a FILTER inside EXISTS, and an
-    // OPTIONAL inside EXISTS can bind an outer variable to another value.
-    // Data `ex:c ex:q ex:c . ex:c ex:n 1 .`:
-    // `SELECT ?x { ?x ex:q ?y FILTER EXISTS { ?y ex:n ?v FILTER(?x != "a") } }`
-    // gives ex:c (Tern: nothing), and
-    // `SELECT ?z { VALUES ?z { "b" } FILTER NOT EXISTS { ex:c ex:q ?x
-    // OPTIONAL { ?x ex:q ?z } } }` gives nothing (Tern: "b"). The W3C test
-    // exists03 fails for the same reason. Found as seeds 682:682006 and
-    // 553:553005 (small scale) before this entry changed the generator.
-    Feature::ExistsBeyondBasicPatterns,
-];
+const KNOWN_BUGS: &[Feature] = &[];
 
 /// What the generator can put in a query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

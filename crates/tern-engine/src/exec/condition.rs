@@ -8,6 +8,7 @@
 //! evaluator, which implements SPARQL's rules in full.
 
 use crate::context::QueryContext;
+use crate::exists::Scope;
 use crate::expr_eval::RowEvaluator;
 use crate::EngineError;
 use oxrdf::Variable;
@@ -42,6 +43,7 @@ impl Condition {
         ctx: Arc<QueryContext>,
         expression: Expression,
         variables: &[Variable],
+        scope: Arc<Scope>,
     ) -> Condition {
         let text = expression.to_string();
         let mut parts = Vec::new();
@@ -50,7 +52,7 @@ impl Condition {
             .into_iter()
             .map(|e| Conjunct {
                 on_ids: IdComparison::compile(&e, variables),
-                general: RowEvaluator::new(ctx.clone(), e, variables.to_vec()),
+                general: RowEvaluator::new(ctx.clone(), e, variables.to_vec(), scope.clone()),
             })
             .collect();
         Condition { conjuncts, text }

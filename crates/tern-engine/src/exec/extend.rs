@@ -23,8 +23,10 @@ impl Extend {
         input: BoxedOperator,
         variable: Variable,
         expression: Expression,
+        scope: Arc<crate::exists::Scope>,
     ) -> Extend {
-        let expression = RowEvaluator::new(ctx.clone(), expression, input.variables().to_vec());
+        let expression =
+            RowEvaluator::new(ctx.clone(), expression, input.variables().to_vec(), scope);
         let mut variables = input.variables().to_vec();
         variables.push(variable);
         Extend {

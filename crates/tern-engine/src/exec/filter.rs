@@ -3,6 +3,7 @@
 use super::condition::Condition;
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
+use crate::exists::Scope;
 use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
@@ -17,8 +18,13 @@ pub struct Filter {
 }
 
 impl Filter {
-    pub fn new(ctx: Arc<QueryContext>, input: BoxedOperator, condition: Expression) -> Filter {
-        let condition = Condition::new(ctx.clone(), condition, input.variables());
+    pub fn new(
+        ctx: Arc<QueryContext>,
+        input: BoxedOperator,
+        condition: Expression,
+        scope: Arc<Scope>,
+    ) -> Filter {
+        let condition = Condition::new(ctx.clone(), condition, input.variables(), scope);
         Filter {
             ctx,
             input,

@@ -34,6 +34,7 @@ impl Group {
         input: BoxedOperator,
         keys: Vec<Variable>,
         aggregates: Vec<(Variable, AggregateExpression)>,
+        scope: Arc<crate::exists::Scope>,
     ) -> Group {
         let input_variables = input.variables().to_vec();
         let key_columns = keys
@@ -47,9 +48,14 @@ impl Group {
                 variables.push(v);
                 let evaluator = match &a {
                     AggregateExpression::CountSolutions { .. } => AggregateInput::Row,
-                    AggregateExpression::FunctionCall { expr, .. } => AggregateInput::Expression(
-                        RowEvaluator::new(ctx.clone(), expr.clone(), input_variables.clone()),
-                    ),
+                    AggregateExpression::FunctionCall { expr, .. } => {
+                        AggregateInput::Expression(RowEvaluator::new(
+                            ctx.clone(),
+                            expr.clone(),
+                            input_variables.clone(),
+                            scope.clone(),
+                        ))
+                    }
                 };
                 (a, evaluator)
             })

@@ -30,13 +30,14 @@ impl LeftJoin {
         left: BoxedOperator,
         right: BoxedOperator,
         filter: Option<Expression>,
+        scope: Arc<crate::exists::Scope>,
     ) -> LeftJoin {
         let (variables, sources) = Solution::merge_schemas(left.variables(), right.variables());
         let shared = sources
             .iter()
             .filter_map(|&(l, r)| Some((l?, r?)))
             .collect();
-        let filter = filter.map(|e| RowEvaluator::new(ctx.clone(), e, variables.clone()));
+        let filter = filter.map(|e| RowEvaluator::new(ctx.clone(), e, variables.clone(), scope));
         LeftJoin {
             ctx,
             variables,

@@ -25,17 +25,20 @@ impl OrderBy {
         ctx: Arc<QueryContext>,
         input: BoxedOperator,
         order: Vec<OrderExpression>,
+        scope: Arc<crate::exists::Scope>,
     ) -> OrderBy {
         let variables = input.variables().to_vec();
         let keys = order
             .into_iter()
             .map(|o| match o {
-                OrderExpression::Asc(e) => {
-                    (RowEvaluator::new(ctx.clone(), e, variables.clone()), true)
-                }
-                OrderExpression::Desc(e) => {
-                    (RowEvaluator::new(ctx.clone(), e, variables.clone()), false)
-                }
+                OrderExpression::Asc(e) => (
+                    RowEvaluator::new(ctx.clone(), e, variables.clone(), scope.clone()),
+                    true,
+                ),
+                OrderExpression::Desc(e) => (
+                    RowEvaluator::new(ctx.clone(), e, variables.clone(), scope.clone()),
+                    false,
+                ),
             })
             .collect();
         OrderBy {
