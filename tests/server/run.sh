@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the endpoint's tests against a real `tern serve` on loopback, with real
-# clients (curl, requests, SPARQLWrapper, rdflib). Creates its virtualenv on
-# first use (outside the repo) and reuses it while requirements.txt is unchanged.
+# clients (curl, requests, SPARQLWrapper, rdflib, Tern's own Python client).
+# Creates its virtualenv on first use (outside the repo) and reuses it while
+# requirements.txt is unchanged; installs clients/python into it when its
+# sources change.
 # Usage: tests/server/run.sh [pytest args]; TERN_BIN selects the binary.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -13,6 +15,14 @@ if ! cmp -s "$here/requirements.txt" "$stamp" 2>/dev/null; then
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
     "$VENV/bin/python" -m pip install --quiet -r "$here/requirements.txt"
     cp "$here/requirements.txt" "$stamp"
+fi
+# The Python client (clients/python), reinstalled only when its sources change.
+client="$here/../../clients/python"
+client_stamp="$VENV/.tern-client"
+client_hash="$(cd "$client" && find pyproject.toml README.md src -name '*.egg-info' -prune -o -name __pycache__ -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum | sha256sum)"
+if [ "$client_hash" != "$(cat "$client_stamp" 2>/dev/null)" ]; then
+    "$VENV/bin/python" -m pip install --quiet --force-reinstall --no-deps "$client"
+    echo "$client_hash" > "$client_stamp"
 fi
 if [ -z "${TERN_BIN:-}" ]; then
     target="${CARGO_TARGET_DIR:-$here/../../target}"
