@@ -1,7 +1,7 @@
 //! CONSTRUCT: instantiates the template once per solution, dropping triples
 //! with unbound or ill-placed terms and duplicates.
 
-use crate::stream::{SavedQuery, SolutionStream};
+use crate::stream::{Polled, SavedQuery, SolutionStream};
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::{BlankNode, NamedOrBlankNode, Term, Triple, Variable};
@@ -144,18 +144,30 @@ impl Template {
     }
 }
 
+impl Construct {
+    /// The next triple, unless the turn ends at `until` first.
+    pub fn next_in_turn(&mut self, until: Option<std::time::Instant>) -> Polled<Triple> {
+        loop {
+            if let Some(t) = self.pending.pop() {
+                return Polled::Ready(Ok(t));
+            }
+            match self.rows.next_in_turn(until) {
+                Polled::Ready(Ok(row)) => self.instantiate(&row),
+                Polled::Ready(Err(e)) => return Polled::Ready(Err(e)),
+                Polled::Pending => return Polled::Pending,
+                Polled::End => return Polled::End,
+            }
+        }
+    }
+}
+
 impl Iterator for Construct {
     type Item = Result<Triple, EngineError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(t) = self.pending.pop() {
-                return Some(Ok(t));
-            }
-            match self.rows.next()? {
-                Ok(row) => self.instantiate(&row),
-                Err(e) => return Some(Err(e)),
-            }
+        match self.next_in_turn(None) {
+            Polled::Ready(t) => Some(t),
+            Polled::End | Polled::Pending => None,
         }
     }
 }

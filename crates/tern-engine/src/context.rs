@@ -5,6 +5,7 @@ use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::{CancelFlag, EngineError};
 use oxrdf::Term;
 use rustc_hash::FxHashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tern_index::{Id, Index, Tag};
@@ -37,6 +38,8 @@ pub struct Limits {
     pub cancel: CancelFlag,
 }
 
+const NO_TURN: u64 = u64::MAX;
+
 pub struct QueryContext {
     pub index: Arc<Index>,
     local: Mutex<LocalVocab>,
@@ -44,6 +47,11 @@ pub struct QueryContext {
     pub named_graphs: GraphSet,
     started: Instant,
     limits: Limits,
+    /// End of the current turn of a time-sliced query, in nanoseconds after
+    /// `started`; `NO_TURN` when the query runs without time slices.
+    turn_ends: AtomicU64,
+    /// `should_yield` said so this turn already.
+    yielded: AtomicBool,
     pub base_iri: Option<oxiri::Iri<String>>,
     pub now: oxsdatatypes::DateTime,
 }
@@ -64,6 +72,8 @@ impl QueryContext {
             named_graphs,
             started: Instant::now(),
             limits,
+            turn_ends: AtomicU64::new(NO_TURN),
+            yielded: AtomicBool::new(false),
             base_iri,
             now: now.unwrap_or_else(oxsdatatypes::DateTime::now),
         }
@@ -81,6 +91,34 @@ impl QueryContext {
             }
         }
         Ok(())
+    }
+
+    /// Starts a turn of a time-sliced query that should end at `until`
+    /// (`None`: run until there are rows to hand out).
+    pub fn set_turn_end(&self, until: Option<Instant>) {
+        let nanos = until.map_or(NO_TURN, |u| {
+            u.saturating_duration_since(self.started)
+                .as_nanos()
+                .min(u128::from(NO_TURN - 1)) as u64
+        });
+        self.turn_ends.store(nanos, Ordering::Relaxed);
+        self.yielded.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether the current turn is over; true once per turn at most.
+    ///
+    /// The operator that hears it, if it has no rows to give yet, returns an
+    /// empty batch ("nothing yet") instead of working on, in a state from
+    /// which its next call goes on where it stopped. An operator that gets an
+    /// empty batch from an input passes it on when it can do so losslessly
+    /// (then the whole query pauses), or simply asks again: since the signal
+    /// comes once, the input then works on and the turn merely overruns.
+    /// Either way nothing is lost.
+    pub fn should_yield(&self) -> bool {
+        let ends = self.turn_ends.load(Ordering::Relaxed);
+        ends != NO_TURN
+            && self.started.elapsed().as_nanos() >= u128::from(ends)
+            && !self.yielded.swap(true, Ordering::Relaxed)
     }
 
     /// Fails cleanly when materialized state of `bytes` exceeds the budget.

@@ -24,4 +24,4 @@ pub use engine::{CancelFlag, Engine, EngineOptions, Execution, QueryRequest, Tim
 pub use error::EngineError;
 pub use profile::{PlanProfile, Profile};
 pub use results::{QueryOutcome, SolutionRow};
-pub use stream::{SavedQuery, SolutionStream, TripleStream};
+pub use stream::{Polled, SavedQuery, SolutionStream, TripleStream};

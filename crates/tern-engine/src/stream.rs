@@ -8,6 +8,7 @@ use crate::{EngineError, SolutionRow};
 use oxrdf::{Triple, Variable};
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// Solutions as terms, decoded a batch at a time.
 pub struct SolutionStream {
@@ -45,10 +46,20 @@ impl SolutionStream {
             .collect()
     }
 
-    fn fill(&mut self) -> Result<(), EngineError> {
+    /// Decodes batches until there is a row or the end; with a turn end
+    /// (`until`), also stops when the turn is over and the operators had
+    /// nothing yet (they returned an empty batch).
+    fn fill(&mut self, until: Option<Instant>) -> Result<(), EngineError> {
+        self.ctx.set_turn_end(until);
         while self.buffer.is_empty() && !self.done {
             match self.root.next_batch()? {
                 None => self.done = true,
+                Some(batch) if batch.len == 0 => {
+                    // An operator paused for the end of the turn.
+                    if until.is_some_and(|u| Instant::now() >= u) {
+                        break;
+                    }
+                }
                 Some(batch) => {
                     let columns: Vec<Vec<Option<oxrdf::Term>>> = self
                         .shown
@@ -87,16 +98,40 @@ impl SolutionStream {
     }
 }
 
+impl SolutionStream {
+    /// The next row, unless the turn ends at `until` first (then
+    /// [`Polled::Pending`]: ask again in a later turn, or suspend).
+    pub fn next_in_turn(&mut self, until: Option<Instant>) -> Polled<SolutionRow> {
+        if let Err(e) = self.fill(until) {
+            self.done = true;
+            self.buffer.clear();
+            return Polled::Ready(Err(e));
+        }
+        match self.buffer.pop_front() {
+            Some(row) => Polled::Ready(Ok(row)),
+            None if self.done => Polled::End,
+            None => Polled::Pending,
+        }
+    }
+}
+
+/// What a time-sliced stream gives within a turn.
+#[derive(Debug)]
+pub enum Polled<T> {
+    Ready(Result<T, EngineError>),
+    /// The turn ended before the next item was ready.
+    Pending,
+    End,
+}
+
 impl Iterator for SolutionStream {
     type Item = Result<SolutionRow, EngineError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if let Err(e) = self.fill() {
-            self.done = true;
-            self.buffer.clear();
-            return Some(Err(e));
+        match self.next_in_turn(None) {
+            Polled::Ready(row) => Some(row),
+            Polled::End | Polled::Pending => None,
         }
-        self.buffer.pop_front().map(Ok)
     }
 }
 
@@ -109,13 +144,26 @@ pub(crate) enum TripleSource {
     Described(std::vec::IntoIter<Triple>),
 }
 
+impl TripleStream {
+    /// The next triple, unless the turn ends at `until` first.
+    pub fn next_in_turn(&mut self, until: Option<Instant>) -> Polled<Triple> {
+        match &mut self.0 {
+            TripleSource::Construct(c) => c.next_in_turn(until),
+            TripleSource::Described(triples) => match triples.next() {
+                Some(t) => Polled::Ready(Ok(t)),
+                None => Polled::End,
+            },
+        }
+    }
+}
+
 impl Iterator for TripleStream {
     type Item = Result<Triple, EngineError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        match &mut self.0 {
-            TripleSource::Construct(c) => c.next(),
-            TripleSource::Described(triples) => triples.next().map(Ok),
+        match self.next_in_turn(None) {
+            Polled::Ready(t) => Some(t),
+            Polled::End | Polled::Pending => None,
         }
     }
 }

@@ -314,20 +314,27 @@ impl StashSize for Vec<Id> {
     }
 }
 
+/// Rows of IDs: estimated from the first row, so that stashing a table of
+/// millions of rows does not walk it.
+fn rows_bytes<'a>(len: usize, mut rows: impl Iterator<Item = &'a Vec<Id>>) -> usize {
+    rows.next().map_or(0, |row| len * (row.len() * 8 + 24))
+}
+
+impl StashSize for Vec<Vec<Id>> {
+    fn stash_bytes(&self) -> usize {
+        rows_bytes(self.len(), self.iter())
+    }
+}
+
 impl StashSize for std::vec::IntoIter<Vec<Id>> {
     fn stash_bytes(&self) -> usize {
-        self.as_slice()
-            .iter()
-            .map(|row| row.capacity() * 8 + 24)
-            .sum()
+        rows_bytes(self.len(), self.as_slice().iter())
     }
 }
 
 impl StashSize for FxHashSet<Vec<Id>> {
     fn stash_bytes(&self) -> usize {
-        self.iter()
-            .map(|row| row.capacity() * 8 + 32)
-            .sum::<usize>()
+        rows_bytes(self.len(), self.iter()) + self.len() * 8
     }
 }
 
@@ -358,10 +365,7 @@ impl StashSize for crate::exec::Batch {
 impl StashSize for crate::exec::RowTable {
     /// Rows, and about as much again for the key index over them.
     fn stash_bytes(&self) -> usize {
-        self.rows
-            .iter()
-            .map(|row| 2 * (row.capacity() * 8 + 24))
-            .sum()
+        2 * rows_bytes(self.rows.len(), self.rows.iter())
     }
 }
 

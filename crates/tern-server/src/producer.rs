@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use tern_engine::suspend::Stash;
 use tern_engine::{
-    Engine, EngineError, Execution, QueryOutcome, QueryRequest, SavedQuery, SolutionStream,
+    Engine, EngineError, Execution, Polled, QueryOutcome, QueryRequest, SavedQuery, SolutionStream,
     TripleStream,
 };
 use tern_export::{GraphFormat, GraphWriter, Prefixes, SolutionsFormat, SolutionsWriter};
@@ -396,31 +396,33 @@ impl Producing {
                 }
             }
             let failure = match &mut self.results {
-                Results::Solutions { rows, writer } => match rows.next() {
-                    None => {
+                Results::Solutions { rows, writer } => match rows.next_in_turn(until) {
+                    Polled::End => {
                         writer.footer(&mut self.sink.buf);
                         return self.end();
                     }
-                    Some(Ok(row)) => {
+                    Polled::Pending => return self.pause(false),
+                    Polled::Ready(Ok(row)) => {
                         writer.row(&mut self.sink.buf, &row);
                         self.ending.rows += 1;
                         self.fault()
                     }
-                    Some(Err(e)) => Some(engine_error(e)?),
+                    Polled::Ready(Err(e)) => Some(engine_error(e)?),
                 },
-                Results::Graph { triples, writer } => match triples.next() {
-                    None => {
+                Results::Graph { triples, writer } => match triples.next_in_turn(until) {
+                    Polled::End => {
                         writer.footer(&mut self.sink.buf);
                         return self.end();
                     }
-                    Some(Ok(triple)) => match writer.triple(&mut self.sink.buf, &triple) {
+                    Polled::Pending => return self.pause(false),
+                    Polled::Ready(Ok(triple)) => match writer.triple(&mut self.sink.buf, &triple) {
                         Ok(()) => {
                             self.ending.rows += 1;
                             self.fault()
                         }
                         Err(e) => Some(RequestError::NotAcceptable(e.to_string())),
                     },
-                    Some(Err(e)) => Some(engine_error(e)?),
+                    Polled::Ready(Err(e)) => Some(engine_error(e)?),
                 },
                 Results::Written => return Ok(Step::Done),
             };
@@ -467,7 +469,13 @@ impl Producing {
     /// for its next turn; a page suspends its query into a token and ends.
     fn pause(&mut self, page_full: bool) -> Result<Step, Stop> {
         let Some(page) = &mut self.page else {
-            if !self.sink.buf.is_empty() && self.sink.last_flush.elapsed() >= MAX_HOLD {
+            // Rows that waited long enough go out; a header alone does not,
+            // so that a query failing before its first row still gets a
+            // status code.
+            if self.ending.rows > 0
+                && !self.sink.buf.is_empty()
+                && self.sink.last_flush.elapsed() >= MAX_HOLD
+            {
                 self.sink.flush()?;
             }
             return Ok(Step::Yielded);

@@ -63,7 +63,10 @@ impl Operator for Filter {
             let keep = super::map_rows(&batch, |row| self.condition.is_true(row))?;
             let mut next = keep.into_iter();
             let out = batch.retain_rows(|_| Ok(next.next().unwrap_or(false)))?;
-            if out.len > 0 {
+            // Nothing kept: go on, unless the input paused or the turn is
+            // over (a selective filter over a long input must not hold the
+            // worker until it finds a row).
+            if out.len > 0 || batch.len == 0 || self.ctx.should_yield() {
                 return Ok(Some(out));
             }
         }

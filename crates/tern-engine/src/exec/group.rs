@@ -5,7 +5,7 @@ use crate::context::QueryContext;
 use crate::expr::Accumulator;
 use crate::expr_eval::RowEvaluator;
 use crate::profile::OperatorInfo;
-use crate::suspend::{OperatorState, Stash};
+use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use rustc_hash::FxHashMap;
@@ -26,7 +26,29 @@ pub struct Group {
     key_columns: Vec<Option<usize>>,
     aggregates: Vec<(AggregateExpression, AggregateInput)>,
     output: std::vec::IntoIter<Vec<Id>>,
+    /// Groups so far while the input is read (across turns).
+    partial: Groups,
 }
+
+/// Groups being aggregated, in order of first appearance.
+#[derive(Default)]
+pub struct Groups {
+    groups: FxHashMap<Vec<Id>, Vec<Accumulator>>,
+    order: Vec<Vec<Id>>,
+}
+
+impl crate::suspend::StashSize for Groups {
+    /// Keys twice (map and order) and an estimate per accumulator.
+    fn stash_bytes(&self) -> usize {
+        self.order
+            .first()
+            .map_or(0, |k| self.order.len() * (2 * (k.len() * 8 + 24) + 64))
+    }
+}
+
+/// `OperatorState::numbers[0]` of a group.
+const AGGREGATING: u64 = 0;
+const DONE: u64 = 1;
 
 impl Group {
     pub fn new(
@@ -67,6 +89,7 @@ impl Group {
             key_columns,
             aggregates,
             output: Vec::new().into_iter(),
+            partial: Groups::default(),
         }
     }
 
@@ -115,52 +138,63 @@ impl Operator for Group {
             .collect()
     }
 
+    /// Aggregating: the groups so far (stashed) and the input's state.
+    /// Done: the rows not yet handed out (stashed).
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
-        super::save_materialized(
-            self.input.is_none(),
-            &mut self.output,
-            self.input.as_mut(),
-            stash,
-        )
+        let Some(input) = self.input.as_mut() else {
+            return Ok(OperatorState {
+                numbers: vec![DONE],
+                stashed: Some(stash.put(std::mem::take(&mut self.output))),
+                children: Vec::new(),
+            });
+        };
+        let partial = std::mem::take(&mut self.partial);
+        Ok(OperatorState {
+            numbers: vec![AGGREGATING],
+            stashed: (!partial.order.is_empty()).then(|| stash.put(partial)),
+            children: vec![input.save(stash)?],
+        })
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        if super::restore_materialized(state, &mut self.output, self.input.as_mut(), stash)? {
-            self.input = None;
+        match state.number(0)? {
+            DONE => {
+                let handle = state.stashed.ok_or_else(|| bad_state("grouped rows"))?;
+                self.output = stash.take(handle)?;
+                self.input = None;
+            }
+            AGGREGATING => {
+                if let Some(handle) = state.stashed {
+                    self.partial = stash.take(handle)?;
+                }
+                let input = self
+                    .input
+                    .as_mut()
+                    .ok_or_else(|| bad_state("group input"))?;
+                input.restore(state.into_child()?, stash)?;
+            }
+            other => return Err(bad_state(format!("group phase {other}"))),
         }
         Ok(())
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         if let Some(mut input) = self.input.take() {
-            let mut groups: FxHashMap<Vec<Id>, Vec<Accumulator>> = FxHashMap::default();
-            let mut order: Vec<Vec<Id>> = Vec::new();
+            let Groups {
+                mut groups,
+                mut order,
+            } = std::mem::take(&mut self.partial);
             while let Some(batch) = input.next_batch()? {
                 self.ctx.check()?;
-                for i in 0..batch.len {
-                    let row = batch.row(i);
-                    let key: Vec<Id> = self
-                        .key_columns
-                        .iter()
-                        .map(|c| c.map_or(Id::UNDEFINED, |c| row[c]))
-                        .collect();
-                    if !groups.contains_key(&key) {
-                        groups.insert(key.clone(), self.accumulators());
-                        order.push(key.clone());
-                    }
-                    let accumulators = groups.get_mut(&key).expect("inserted above");
-                    for ((_, input), acc) in self.aggregates.iter().zip(accumulators.iter_mut()) {
-                        match input {
-                            AggregateInput::Row => {
-                                let terms = self.ctx.terms(&row)?;
-                                acc.add_row(&terms);
-                            }
-                            AggregateInput::Expression(e) => acc.add(e.evaluate(&row)?),
-                        }
-                    }
+                // The input paused, or the turn is over: keep the groups
+                // for the next call.
+                if batch.len == 0 || self.ctx.should_yield() {
+                    self.add_batch(&batch, &mut groups, &mut order)?;
+                    self.partial = Groups { groups, order };
+                    self.input = Some(input);
+                    return Ok(Some(Batch::with_columns(self.variables.len())));
                 }
-                self.ctx
-                    .check_memory((groups.len() * (self.variables.len() * 64 + 64)) as u64)?;
+                self.add_batch(&batch, &mut groups, &mut order)?;
             }
             // Without GROUP BY, an empty input still makes one (empty) group.
             if groups.is_empty() && self.key_columns.is_empty() {
@@ -182,5 +216,41 @@ impl Operator for Group {
             self.output = rows.into_iter();
         }
         Ok(super::next_chunk(&mut self.output, self.variables.len()))
+    }
+}
+
+impl Group {
+    /// Adds one batch's rows to the groups.
+    fn add_batch(
+        &self,
+        batch: &Batch,
+        groups: &mut FxHashMap<Vec<Id>, Vec<Accumulator>>,
+        order: &mut Vec<Vec<Id>>,
+    ) -> Result<(), EngineError> {
+        for i in 0..batch.len {
+            let row = batch.row(i);
+            let key: Vec<Id> = self
+                .key_columns
+                .iter()
+                .map(|c| c.map_or(Id::UNDEFINED, |c| row[c]))
+                .collect();
+            if !groups.contains_key(&key) {
+                groups.insert(key.clone(), self.accumulators());
+                order.push(key.clone());
+            }
+            let accumulators = groups.get_mut(&key).expect("inserted above");
+            for ((_, input), acc) in self.aggregates.iter().zip(accumulators.iter_mut()) {
+                match input {
+                    AggregateInput::Row => {
+                        let terms = self.ctx.terms(&row)?;
+                        acc.add_row(&terms);
+                    }
+                    AggregateInput::Expression(e) => acc.add(e.evaluate(&row)?),
+                }
+            }
+        }
+        self.ctx
+            .check_memory((groups.len() * (self.variables.len() * 64 + 64)) as u64)?;
+        Ok(())
     }
 }

@@ -2,7 +2,7 @@
 //! shared variables; the probe side streams through.
 
 use super::cursor::RowCursor;
-use super::{Batch, BoxedOperator, Operator, RowTable, Solution, BATCH_ROWS};
+use super::{Batch, BoxedOperator, BuildSide, Operator, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
 use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
@@ -15,8 +15,7 @@ pub struct HashJoin {
     ctx: Arc<QueryContext>,
     variables: Vec<Variable>,
     probe: RowCursor,
-    build: Option<BoxedOperator>,
-    table: Option<RowTable>,
+    build: BuildSide,
     /// (probe column, build column) of each shared variable.
     shared: Vec<(usize, usize)>,
     /// For each output column, its source in (probe, build).
@@ -27,7 +26,7 @@ impl HashJoin {
     /// Joins `probe` with `build`; `build` should be the smaller input.
     pub fn new(ctx: Arc<QueryContext>, probe: BoxedOperator, build: BoxedOperator) -> HashJoin {
         let (variables, sources) = Solution::merge_schemas(probe.variables(), build.variables());
-        let shared = sources
+        let shared: Vec<(usize, usize)> = sources
             .iter()
             .filter_map(|&(l, r)| Some((l?, r?)))
             .collect();
@@ -35,8 +34,7 @@ impl HashJoin {
             ctx,
             variables,
             probe: RowCursor::new(probe),
-            build: Some(build),
-            table: None,
+            build: BuildSide::new(build, shared.iter().map(|&(_, r)| r).collect()),
             shared,
             sources,
         }
@@ -57,33 +55,43 @@ impl Operator for HashJoin {
 
     fn children(&self) -> Vec<&dyn Operator> {
         let mut children = vec![self.probe.input.as_ref()];
-        children.extend(self.build.as_deref().map(|b| b as &dyn Operator));
+        children.extend(self.build.input());
         children
     }
 
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
         let streamed = self.probe.save(stash)?;
-        let table = RowTable::save(&mut self.table, self.build.as_mut(), stash)?;
+        let table = self.build.save(stash)?;
         Ok(OperatorState::new(Vec::new(), vec![streamed, table]))
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         let [streamed, table] = state.into_children()?;
         self.probe.restore(streamed, stash)?;
-        RowTable::restore(table, &mut self.table, &mut self.build, stash)
+        self.build.restore(table, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
-        if let Some(mut build) = self.build.take() {
-            self.table = Some(RowTable::build(build.as_mut(), &self.shared, &self.ctx)?);
-        }
-        let table = self.table.as_ref().expect("built above");
+        // Once per output batch: one probe row of a cross product can make
+        // a whole batch, so the probe side's checks alone come too rarely.
+        self.ctx.check()?;
         let width = self.variables.len();
+        let Some(table) = self.build.table(&self.ctx)? else {
+            // The turn ended while the build side was pulled in.
+            return Ok(Some(Batch::with_columns(width)));
+        };
         let mut out = Batch::with_columns(width);
         if table.rows.is_empty() {
             return Ok(None);
         }
+        let mut probed = 0usize;
         while out.len < BATCH_ROWS {
+            probed += 1;
+            // A selective join may probe millions of rows for few results:
+            // hand out what there is (or nothing) when the turn is over.
+            if probed.is_multiple_of(1024) && self.ctx.should_yield() {
+                return Ok(Some(out));
+            }
             let Some(left) = self.probe.next_row(&self.ctx)? else {
                 break;
             };

@@ -162,7 +162,9 @@ impl Operator for IndexJoin {
                 }
             }
             self.ctx.check_memory((out.len * (width * 8 + 24)) as u64)?;
-            if out.len > 0 {
+            // Nothing joined: go on, unless the left side paused or the
+            // turn is over.
+            if out.len > 0 || batch.len == 0 || self.ctx.should_yield() {
                 return Ok(Some(out));
             }
         }

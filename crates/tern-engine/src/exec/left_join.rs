@@ -82,6 +82,7 @@ impl Operator for LeftJoin {
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        self.ctx.check()?;
         if let Some(mut right) = self.right.take() {
             self.table = Some(RowTable::build(right.as_mut(), &self.shared, &self.ctx)?);
         }
@@ -90,7 +91,12 @@ impl Operator for LeftJoin {
         let alone: Vec<(Option<usize>, Option<usize>)> =
             self.sources.iter().map(|&(l, _)| (l, None)).collect();
         let mut out = Batch::with_columns(width);
+        let mut probed = 0usize;
         while out.len < BATCH_ROWS {
+            probed += 1;
+            if probed.is_multiple_of(1024) && self.ctx.should_yield() {
+                return Ok(Some(out)); // the turn is over: what there is
+            }
             let Some(left) = self.left.next_row(&self.ctx)? else {
                 break;
             };

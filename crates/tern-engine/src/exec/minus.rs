@@ -1,6 +1,6 @@
 //! MINUS: left rows that have no compatible right row sharing a bound variable.
 
-use super::{Batch, BoxedOperator, Operator, RowTable, Solution};
+use super::{Batch, BoxedOperator, BuildSide, Operator, Solution};
 use crate::context::QueryContext;
 use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
@@ -12,23 +12,21 @@ use tern_index::Id;
 pub struct Minus {
     ctx: Arc<QueryContext>,
     left: BoxedOperator,
-    right: Option<BoxedOperator>,
-    table: Option<RowTable>,
+    right: BuildSide,
     shared: Vec<(usize, usize)>,
 }
 
 impl Minus {
     pub fn new(ctx: Arc<QueryContext>, left: BoxedOperator, right: BoxedOperator) -> Minus {
         let (_, sources) = Solution::merge_schemas(left.variables(), right.variables());
-        let shared = sources
+        let shared: Vec<(usize, usize)> = sources
             .iter()
             .filter_map(|&(l, r)| Some((l?, r?)))
             .collect();
         Minus {
             ctx,
             left,
-            right: Some(right),
-            table: None,
+            right: BuildSide::new(right, shared.iter().map(|&(_, r)| r).collect()),
             shared,
         }
     }
@@ -48,32 +46,36 @@ impl Operator for Minus {
 
     fn children(&self) -> Vec<&dyn Operator> {
         let mut children = vec![self.left.as_ref()];
-        children.extend(self.right.as_deref().map(|b| b as &dyn Operator));
+        children.extend(self.right.input());
         children
     }
 
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
         let streamed = self.left.save(stash)?;
-        let table = RowTable::save(&mut self.table, self.right.as_mut(), stash)?;
+        let table = self.right.save(stash)?;
         Ok(OperatorState::new(Vec::new(), vec![streamed, table]))
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         let [streamed, table] = state.into_children()?;
         self.left.restore(streamed, stash)?;
-        RowTable::restore(table, &mut self.table, &mut self.right, stash)
+        self.right.restore(table, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
-        if let Some(mut right) = self.right.take() {
-            self.table = Some(RowTable::build(right.as_mut(), &self.shared, &self.ctx)?);
-        }
-        let table = self.table.as_ref().expect("built above");
+        let width = self.left.variables().len();
+        let Some(table) = self.right.table(&self.ctx)? else {
+            // The turn ended while the right side was pulled in.
+            return Ok(Some(Batch::with_columns(width)));
+        };
         loop {
             let Some(batch) = self.left.next_batch()? else {
                 return Ok(None);
             };
             self.ctx.check()?;
+            if batch.len == 0 {
+                return Ok(Some(batch)); // the left side paused
+            }
             let out = batch.retain_rows(|left| {
                 let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();
                 let removed = table.candidates(&key).into_iter().any(|c| {

@@ -2,6 +2,7 @@
 //! inputs and produces batches for its parent; every operator checks the
 //! query's cancellation flag and deadline once per batch.
 
+mod build_side;
 mod condition;
 mod cursor;
 mod distinct;
@@ -24,6 +25,7 @@ mod slice;
 mod union;
 mod values;
 
+pub use build_side::{restore_collected, save_collected, BuildSide, Collector};
 pub use distinct::Distinct;
 pub use extend::Extend;
 pub use filter::Filter;

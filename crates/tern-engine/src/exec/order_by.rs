@@ -1,6 +1,6 @@
 //! ORDER BY: materializes its input and sorts it with SPARQL's order of terms.
 
-use super::{Batch, BoxedOperator, Operator};
+use super::{restore_collected, save_collected, Batch, BoxedOperator, Collector, Operator};
 use crate::context::QueryContext;
 use crate::expr_eval::RowEvaluator;
 use crate::profile::OperatorInfo;
@@ -18,6 +18,7 @@ pub struct OrderBy {
     variables: Vec<Variable>,
     keys: Vec<(RowEvaluator, bool)>,
     sorted: std::vec::IntoIter<Vec<Id>>,
+    collector: Collector,
 }
 
 impl OrderBy {
@@ -47,6 +48,7 @@ impl OrderBy {
             variables,
             keys,
             sorted: Vec::new().into_iter(),
+            collector: Collector::default(),
         }
     }
 }
@@ -85,24 +87,36 @@ impl Operator for OrderBy {
     }
 
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
-        super::save_materialized(
+        save_collected(
             self.input.is_none(),
             &mut self.sorted,
+            &mut self.collector,
             self.input.as_mut(),
             stash,
         )
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        if super::restore_materialized(state, &mut self.sorted, self.input.as_mut(), stash)? {
+        if restore_collected(
+            state,
+            &mut self.sorted,
+            &mut self.collector,
+            self.input.as_mut(),
+            stash,
+        )? {
             self.input = None;
         }
         Ok(())
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
-        if let Some(mut input) = self.input.take() {
-            let rows = super::collect_rows(input.as_mut(), &self.ctx)?;
+        if let Some(input) = self.input.as_mut() {
+            if !self.collector.pull(input.as_mut(), &self.ctx)? {
+                // The turn ended while the input was pulled in.
+                return Ok(Some(Batch::with_columns(self.variables.len())));
+            }
+            self.input = None;
+            let rows = self.collector.take();
             // Sort keys are computed and sorted on all cores.
             let keys = super::map_indexes(rows.len(), |i| {
                 if i % 4096 == 0 {

@@ -294,7 +294,9 @@ impl Operator for SemiJoin {
                     Self::matches(table, &self.shared, self.residual.as_ref(), &self.ctx, row)?;
                 Ok(found != self.anti)
             })?;
-            if out.len > 0 {
+            // Nothing kept: go on, unless the outer side paused or the turn
+            // is over.
+            if out.len > 0 || batch.len == 0 || self.ctx.should_yield() {
                 return Ok(Some(out));
             }
         }

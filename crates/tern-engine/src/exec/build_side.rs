@@ -1,0 +1,200 @@
+//! Materializing an input a turn at a time.
+//!
+//! A time-sliced query must be able to pause while an operator pulls a
+//! large input into memory (a join's build side, the rows to sort or
+//! group), or one such operator would hold its worker for as long as that
+//! takes. [`Collector`] keeps what was pulled so far in the operator, so a
+//! call that stops at the end of a turn (see
+//! [`QueryContext::should_yield`]) loses nothing, and a suspended query
+//! stashes the rows pulled so far with the input's position.
+
+use super::{BoxedOperator, Operator, RowTable};
+use crate::context::QueryContext;
+use crate::suspend::{bad_state, OperatorState, Stash};
+use crate::EngineError;
+use tern_index::Id;
+
+/// Rows pulled from an input being materialized.
+#[derive(Default)]
+pub struct Collector {
+    rows: Vec<Vec<Id>>,
+}
+
+impl Collector {
+    /// Pulls rows until the input ends (`true`) or the turn is over
+    /// (`false`: call again in a later turn).
+    pub fn pull(
+        &mut self,
+        input: &mut dyn Operator,
+        ctx: &QueryContext,
+    ) -> Result<bool, EngineError> {
+        let width = input.variables().len();
+        loop {
+            let Some(batch) = input.next_batch()? else {
+                return Ok(true);
+            };
+            ctx.check()?;
+            for i in 0..batch.len {
+                self.rows.push(batch.row(i));
+            }
+            ctx.check_memory((self.rows.len() * (width * 8 + 24)) as u64)?;
+            // An empty batch: the input paused for the end of the turn.
+            if batch.len == 0 || ctx.should_yield() {
+                return Ok(false);
+            }
+        }
+    }
+
+    /// Everything pulled, leaving the collector empty.
+    pub fn take(&mut self) -> Vec<Vec<Id>> {
+        std::mem::take(&mut self.rows)
+    }
+
+    /// Stashes the rows pulled so far, if any.
+    pub fn save(&mut self, stash: &Stash) -> Option<u64> {
+        (!self.rows.is_empty()).then(|| stash.put(self.take()))
+    }
+
+    pub fn restore(&mut self, handle: Option<u64>, stash: &Stash) -> Result<(), EngineError> {
+        self.rows = match handle {
+            Some(handle) => stash.take(handle)?,
+            None => Vec::new(),
+        };
+        Ok(())
+    }
+}
+
+/// The materialized side of a join or MINUS: its input until it is pulled
+/// in, then its table.
+pub struct BuildSide {
+    input: Option<BoxedOperator>,
+    collector: Collector,
+    table: Option<RowTable>,
+    key_columns: Vec<usize>,
+}
+
+/// `OperatorState::numbers[0]` of a build side.
+const BUILDING: u64 = 0;
+const BUILT: u64 = 1;
+
+impl BuildSide {
+    /// `key_columns`: the input's columns of the shared variables.
+    pub fn new(input: BoxedOperator, key_columns: Vec<usize>) -> BuildSide {
+        BuildSide {
+            input: Some(input),
+            collector: Collector::default(),
+            table: None,
+            key_columns,
+        }
+    }
+
+    /// The input while it is not pulled in yet (for plan profiles).
+    pub fn input(&self) -> Option<&dyn Operator> {
+        self.input.as_deref().map(|i| i as &dyn Operator)
+    }
+
+    /// The table, pulling the input in first; `None` when the turn ended
+    /// before that was done.
+    pub fn table(&mut self, ctx: &QueryContext) -> Result<Option<&RowTable>, EngineError> {
+        if let Some(input) = self.input.as_mut() {
+            if !self.collector.pull(input.as_mut(), ctx)? {
+                return Ok(None);
+            }
+            self.input = None;
+            self.table = Some(RowTable::new(
+                self.collector.take(),
+                self.key_columns.clone(),
+            ));
+        }
+        Ok(self.table.as_ref())
+    }
+
+    /// Built: the table, stashed. Building: the rows pulled so far
+    /// (stashed) and the input's state.
+    pub fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        match (self.table.take(), self.input.as_mut()) {
+            (Some(table), _) => Ok(OperatorState {
+                numbers: vec![BUILT],
+                stashed: Some(stash.put(table)),
+                children: Vec::new(),
+            }),
+            (None, Some(input)) => Ok(OperatorState {
+                numbers: vec![BUILDING],
+                stashed: self.collector.save(stash),
+                children: vec![input.save(stash)?],
+            }),
+            (None, None) => Err(bad_state("build side without input or table")),
+        }
+    }
+
+    pub fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        match state.number(0)? {
+            BUILT => {
+                let handle = state.stashed.ok_or_else(|| bad_state("built table"))?;
+                self.table = Some(stash.take(handle)?);
+                self.input = None;
+                Ok(())
+            }
+            BUILDING => {
+                self.collector.restore(state.stashed, stash)?;
+                let input_state = state.into_child()?;
+                match self.input.as_mut() {
+                    Some(input) => input.restore(input_state, stash),
+                    None => Err(bad_state("build side restored twice")),
+                }
+            }
+            other => Err(bad_state(format!("build side phase {other}"))),
+        }
+    }
+}
+
+/// The state of an operator that pulls its input in with a [`Collector`] and
+/// then hands out a computed result (sort, group): while collecting, the
+/// rows so far (stashed) and the input's state; after, the rows not yet
+/// handed out (stashed).
+pub fn save_collected(
+    materialized: bool,
+    output: &mut std::vec::IntoIter<Vec<Id>>,
+    collector: &mut Collector,
+    input: Option<&mut BoxedOperator>,
+    stash: &Stash,
+) -> Result<OperatorState, EngineError> {
+    if materialized {
+        return Ok(OperatorState {
+            numbers: vec![BUILT],
+            stashed: Some(stash.put(std::mem::take(output))),
+            children: Vec::new(),
+        });
+    }
+    let input = input.ok_or_else(|| bad_state("collecting without an input"))?;
+    Ok(OperatorState {
+        numbers: vec![BUILDING],
+        stashed: collector.save(stash),
+        children: vec![input.save(stash)?],
+    })
+}
+
+/// Restores what [`save_collected`] saved; true when the result was
+/// already computed (the caller then drops its input).
+pub fn restore_collected(
+    state: OperatorState,
+    output: &mut std::vec::IntoIter<Vec<Id>>,
+    collector: &mut Collector,
+    input: Option<&mut BoxedOperator>,
+    stash: &Stash,
+) -> Result<bool, EngineError> {
+    match state.number(0)? {
+        BUILT => {
+            let handle = state.stashed.ok_or_else(|| bad_state("computed rows"))?;
+            *output = stash.take(handle)?;
+            Ok(true)
+        }
+        BUILDING => {
+            collector.restore(state.stashed, stash)?;
+            let input = input.ok_or_else(|| bad_state("collecting without an input"))?;
+            input.restore(state.into_child()?, stash)?;
+            Ok(false)
+        }
+        other => Err(bad_state(format!("collecting phase {other}"))),
+    }
+}
