@@ -112,6 +112,31 @@ fn uninterrupted(engine: &Engine, query: &str) -> Vec<String> {
     }
 }
 
+/// Sends saved state through a sealed continuation token, as a client would
+/// carry it; returns the state read back and the token's length.
+fn through_token(
+    engine: &Engine,
+    query: &str,
+    saved: tern_engine::SavedQuery,
+    rows_so_far: usize,
+    key: &TokenKey,
+) -> (tern_engine::SavedQuery, usize) {
+    let token = ContinuationToken {
+        index_id: engine.index().meta().index_id.clone(),
+        stash_owner: 1,
+        issued_at_ms: 0,
+        query: query.to_owned(),
+        base_iri: None,
+        default_graphs: None,
+        named_graphs: None,
+        rows_so_far: rows_so_far as u64,
+        saved,
+    };
+    let sealed = token.seal(key);
+    let saved = ContinuationToken::open(&sealed, key).unwrap().saved;
+    (saved, sealed.len())
+}
+
 /// Runs `query`, suspending after a random number (below `max_run`) of
 /// results each time; returns the results, the number of suspensions and
 /// the largest continuation token in bytes.
@@ -161,22 +186,9 @@ fn suspended(
             }
             QueryOutcome::Boolean(b) => return (vec![b.to_string()], suspensions, largest),
         };
-        // Through a sealed continuation token, as a client would carry it.
-        let token = ContinuationToken {
-            index_id: engine.index().meta().index_id.clone(),
-            stash_owner: 1,
-            issued_at_ms: 0,
-            query: query.to_owned(),
-            base_iri: None,
-            default_graphs: None,
-            named_graphs: None,
-            rows_so_far: out.len() as u64,
-            saved,
-        };
-        let sealed = token.seal(&key);
-        largest = largest.max(sealed.len());
+        let (saved, sealed_len) = through_token(engine, query, saved, out.len(), &key);
+        largest = largest.max(sealed_len);
         suspensions += 1;
-        let saved = ContinuationToken::open(&sealed, &key).unwrap().saved;
         execution = engine.resume(query, &request, &saved, stash).unwrap();
     }
 }
@@ -261,20 +273,7 @@ fn in_turns(
             },
             QueryOutcome::Boolean(b) => return (vec![b.to_string()], pauses),
         };
-        let token = ContinuationToken {
-            index_id: engine.index().meta().index_id.clone(),
-            stash_owner: 1,
-            issued_at_ms: 0,
-            query: query.to_owned(),
-            base_iri: None,
-            default_graphs: None,
-            named_graphs: None,
-            rows_so_far: out.len() as u64,
-            saved,
-        };
-        let saved = ContinuationToken::open(&token.seal(&key), &key)
-            .unwrap()
-            .saved;
+        let (saved, _) = through_token(engine, query, saved, out.len(), &key);
         execution = engine.resume(query, &request, &saved, stash).unwrap();
     }
 }
