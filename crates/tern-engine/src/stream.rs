@@ -10,6 +10,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
 
+/// Batches at least this long have their columns decoded in parallel.
+const PARALLEL_DECODE_ROWS: usize = 1024;
+
 /// Solutions as terms, decoded a batch at a time.
 pub struct SolutionStream {
     ctx: Arc<QueryContext>,
@@ -61,14 +64,25 @@ impl SolutionStream {
                     }
                 }
                 Some(batch) => {
-                    let columns: Vec<Vec<Option<oxrdf::Term>>> = self
-                        .shown
-                        .iter()
-                        .map(|&c| self.ctx.terms(&batch.columns[c]))
-                        .collect::<Result<_, _>>()?;
-                    for i in 0..batch.len {
+                    // Columns are decoded on all cores (decoding terms is
+                    // most of the cost of exporting a large result); terms
+                    // are then moved into their rows, not copied.
+                    let decode = |&c: &usize| self.ctx.terms(&batch.columns[c]);
+                    let decoded: Vec<Vec<Option<oxrdf::Term>>> =
+                        if batch.len >= PARALLEL_DECODE_ROWS && self.shown.len() > 1 {
+                            use rayon::prelude::*;
+                            self.shown
+                                .par_iter()
+                                .map(decode)
+                                .collect::<Result<_, _>>()?
+                        } else {
+                            self.shown.iter().map(decode).collect::<Result<_, _>>()?
+                        };
+                    let mut columns: Vec<_> = decoded.into_iter().map(Vec::into_iter).collect();
+                    self.buffer.reserve(batch.len);
+                    for _ in 0..batch.len {
                         self.buffer
-                            .push_back(columns.iter().map(|c| c[i].clone()).collect());
+                            .push_back(columns.iter_mut().map(|c| c.next().flatten()).collect());
                     }
                 }
             }
