@@ -2,7 +2,7 @@
 //! the optional's filter, or alone when there are none.
 
 use super::cursor::RowCursor;
-use super::{Batch, BoxedOperator, Operator, RowTable, Solution, BATCH_ROWS};
+use super::{Batch, BoxedOperator, BuildSide, Operator, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
 use crate::expr_eval::RowEvaluator;
 use crate::profile::OperatorInfo;
@@ -17,8 +17,7 @@ pub struct LeftJoin {
     ctx: Arc<QueryContext>,
     variables: Vec<Variable>,
     left: RowCursor,
-    right: Option<BoxedOperator>,
-    table: Option<RowTable>,
+    right: BuildSide,
     shared: Vec<(usize, usize)>,
     sources: Vec<(Option<usize>, Option<usize>)>,
     filter: Option<RowEvaluator>,
@@ -33,7 +32,7 @@ impl LeftJoin {
         scope: Arc<crate::exists::Scope>,
     ) -> LeftJoin {
         let (variables, sources) = Solution::merge_schemas(left.variables(), right.variables());
-        let shared = sources
+        let shared: Vec<(usize, usize)> = sources
             .iter()
             .filter_map(|&(l, r)| Some((l?, r?)))
             .collect();
@@ -42,8 +41,7 @@ impl LeftJoin {
             ctx,
             variables,
             left: RowCursor::new(left),
-            right: Some(right),
-            table: None,
+            right: BuildSide::new(right, shared.iter().map(|&(_, r)| r).collect()),
             shared,
             sources,
             filter,
@@ -65,29 +63,29 @@ impl Operator for LeftJoin {
 
     fn children(&self) -> Vec<&dyn Operator> {
         let mut children = vec![self.left.input.as_ref()];
-        children.extend(self.right.as_deref().map(|b| b as &dyn Operator));
+        children.extend(self.right.input());
         children
     }
 
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
         let streamed = self.left.save(stash)?;
-        let table = RowTable::save(&mut self.table, self.right.as_mut(), stash)?;
+        let table = self.right.save(stash)?;
         Ok(OperatorState::new(Vec::new(), vec![streamed, table]))
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         let [streamed, table] = state.into_children()?;
         self.left.restore(streamed, stash)?;
-        RowTable::restore(table, &mut self.table, &mut self.right, stash)
+        self.right.restore(table, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         self.ctx.check()?;
-        if let Some(mut right) = self.right.take() {
-            self.table = Some(RowTable::build(right.as_mut(), &self.shared, &self.ctx)?);
-        }
-        let table = self.table.as_ref().expect("built above");
         let width = self.variables.len();
+        let Some(table) = self.right.table(&self.ctx)? else {
+            // The turn ended while the right side was pulled in.
+            return Ok(Some(Batch::with_columns(width)));
+        };
         let alone: Vec<(Option<usize>, Option<usize>)> =
             self.sources.iter().map(|&(l, _)| (l, None)).collect();
         let mut out = Batch::with_columns(width);

@@ -165,23 +165,6 @@ pub fn map_indexes<T: Send>(
         .collect()
 }
 
-/// Pulls every row out of an operator (for materializing operators).
-pub fn collect_rows(
-    input: &mut dyn Operator,
-    ctx: &crate::context::QueryContext,
-) -> Result<Vec<Vec<Id>>, EngineError> {
-    let mut rows = Vec::new();
-    let width = input.variables().len();
-    while let Some(batch) = input.next_batch()? {
-        ctx.check()?;
-        for i in 0..batch.len {
-            rows.push(batch.row(i));
-        }
-        ctx.check_memory((rows.len() * (width * 8 + 24)) as u64)?;
-    }
-    Ok(rows)
-}
-
 /// The next batch of a materialized result, `None` when it is used up.
 pub fn next_chunk(rows: &mut std::vec::IntoIter<Vec<Id>>, width: usize) -> Option<Batch> {
     let chunk: Vec<Vec<Id>> = rows.by_ref().take(BATCH_ROWS).collect();

@@ -76,20 +76,6 @@ fn part_of(key: &[Id], parts: usize) -> usize {
 }
 
 impl RowTable {
-    /// Materializes `input`, keyed on its side of the `shared` columns
-    /// (pairs of (other input's column, this input's column)).
-    pub fn build(
-        input: &mut dyn super::Operator,
-        shared: &[(usize, usize)],
-        ctx: &crate::context::QueryContext,
-    ) -> Result<RowTable, crate::EngineError> {
-        let rows = super::collect_rows(input, ctx)?;
-        Ok(RowTable::new(
-            rows,
-            shared.iter().map(|&(_, r)| r).collect(),
-        ))
-    }
-
     pub fn new(rows: Vec<Vec<Id>>, key_columns: Vec<usize>) -> RowTable {
         use rayon::prelude::*;
         let key = |row: &[Id]| -> Vec<Id> { key_columns.iter().map(|&c| row[c]).collect() };
@@ -140,40 +126,6 @@ impl RowTable {
         let mut out: Vec<u32> = self.parts[part].get(key).cloned().unwrap_or_default();
         out.extend_from_slice(&self.unkeyed);
         out
-    }
-}
-
-impl RowTable {
-    /// The state of a join's materialized side: the table once built (stashed),
-    /// the state of the input that builds it before.
-    pub fn save(
-        table: &mut Option<RowTable>,
-        build: Option<&mut super::BoxedOperator>,
-        stash: &crate::suspend::Stash,
-    ) -> Result<crate::suspend::OperatorState, crate::EngineError> {
-        match (table.take(), build) {
-            (Some(table), _) => Ok(crate::suspend::OperatorState::stashed(stash.put(table))),
-            (None, Some(build)) => build.save(stash),
-            (None, None) => Err(crate::suspend::bad_state("join without its build side")),
-        }
-    }
-
-    /// Restores what [`save`](Self::save) saved.
-    pub fn restore(
-        state: crate::suspend::OperatorState,
-        table: &mut Option<RowTable>,
-        build: &mut Option<super::BoxedOperator>,
-        stash: &crate::suspend::Stash,
-    ) -> Result<(), crate::EngineError> {
-        match (state.stashed, build.as_mut()) {
-            (Some(handle), _) => {
-                *table = Some(stash.take(handle)?);
-                *build = None;
-                Ok(())
-            }
-            (None, Some(input)) => input.restore(state, stash),
-            (None, None) => Err(crate::suspend::bad_state("join without its build side")),
-        }
     }
 }
 
