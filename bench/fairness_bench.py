@@ -630,13 +630,19 @@ import json, sys
 import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
-table = json.load(open(sys.argv[1]))["table"]
+runs = [json.load(open(sys.argv[1]))] + [json.load(open(f)) for f in sys.argv[4:]]
+colors = {"tern-rr": "C0", "tern-fcfs": "C1", "virtuoso": "C2", "tern-paged": "C3"}
 for key, label, out in [("completion_mean_s", "average workload completion time per client (s)", sys.argv[2]),
                         ("first_mean_s", "average time to first result (s)", sys.argv[3])]:
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for engine in dict.fromkeys(r["engine"] for r in table):
-        pts = [(r["clients"], r[key]) for r in table if r["engine"] == engine and r[key] is not None]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=engine)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2) if len(runs) == 1 else (7.6, 5.0))
+    for i, res in enumerate(runs):
+        table, commit = res["table"], (res.get("commit") or "?")[:7]
+        for engine in dict.fromkeys(r["engine"] for r in table):
+            pts = [(r["clients"], r[key]) for r in table if r["engine"] == engine and r[key] is not None]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o" if i == 0 else "x",
+                    linestyle="-" if i == 0 else "--", alpha=1 if i == 0 else 0.55, color=colors.get(engine),
+                    label=engine if len(runs) == 1 else f"{engine} ({commit})")
+    table = [r for res in runs for r in res["table"]]
     ax.set_xlabel("concurrent clients")
     ax.set_ylabel(label)
     ax.set_xscale("log")
@@ -644,17 +650,18 @@ for key, label, out in [("completion_mean_s", "average workload completion time 
     ax.get_xaxis().set_major_formatter(matplotlib.ticker.ScalarFormatter())
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize="small" if len(runs) > 1 else None)
     ax.set_title("WatDiv SF10 stress + heavy tail, 2-core machine")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
 """
 
 
-def plot(results_path: Path, python: Path) -> None:
-    """Plots with matplotlib in a separate venv (the benchmark itself needs only the stdlib)."""
+def plot(results_path: Path, python: Path, compare: list[Path] = ()) -> None:
+    """Plots with matplotlib in a separate venv (the benchmark itself needs only
+    the stdlib); runs in `compare` (earlier result files) are drawn dashed."""
     subprocess.run([str(python), "-c", PLOT_SCRIPT, str(results_path), str(BENCH / "fairness-completion.png"),
-                    str(BENCH / "fairness-first-results.png")], check=True)
+                    str(BENCH / "fairness-first-results.png"), *map(str, compare)], check=True)
 
 
 def main():
@@ -676,8 +683,15 @@ def main():
     ap.add_argument("--work", type=Path, default=Path("/tmp/tern-fairness"))
     ap.add_argument("--out", type=Path)
     ap.add_argument("--plots", action="store_true")
+    ap.add_argument("--compare", type=Path, action="append", default=[],
+                    help="with --plots: also draw this earlier result file's curves, dashed (repeatable)")
+    ap.add_argument("--plot-only", type=Path, metavar="RESULTS",
+                    help="only draw the plots of an existing result file (with --compare files)")
     ap.add_argument("--plot-python", type=Path, default=Path.home() / ".cache/tern-plot-venv/bin/python")
     args = ap.parse_args()
+    if args.plot_only:
+        plot(args.plot_only, args.plot_python, args.compare)
+        return
     args.engines = args.engines.split(",")
     assert all(e in ENGINES for e in args.engines), args.engines
     args.clients = [int(n) for n in args.clients.split(",")]
@@ -716,7 +730,7 @@ def main():
               f"p95 {fmt(o['token_bytes']['p95'], 0)}; longest page {fmt(o['page_s']['max'], 3)} s")
     print(f"\nresults: {out}")
     if args.plots:
-        plot(out, args.plot_python)
+        plot(out, args.plot_python, args.compare)
 
 
 if __name__ == "__main__":
