@@ -115,10 +115,27 @@ impl QueryContext {
     /// comes once, the input then works on and the turn merely overruns.
     /// Either way nothing is lost.
     pub fn should_yield(&self) -> bool {
+        self.turn_over() && !self.yielded.swap(true, Ordering::Relaxed)
+    }
+
+    /// Whether an operator in the middle of its work should stop for the end
+    /// of the turn: with rows in hand, it hands them up and leaves the signal
+    /// to the operators above (a sort or group there must hear it); without,
+    /// it takes the signal and returns an empty batch.
+    pub fn stop_turn(&self, rows_in_hand: usize) -> bool {
+        if rows_in_hand > 0 {
+            self.turn_over()
+        } else {
+            self.should_yield()
+        }
+    }
+
+    /// Whether the current turn is over, without taking the signal: for an
+    /// operator that stops early to hand up the rows it has, so that a
+    /// materializing operator above still hears [`should_yield`](Self::should_yield).
+    pub fn turn_over(&self) -> bool {
         let ends = self.turn_ends.load(Ordering::Relaxed);
-        ends != NO_TURN
-            && self.started.elapsed().as_nanos() >= u128::from(ends)
-            && !self.yielded.swap(true, Ordering::Relaxed)
+        ends != NO_TURN && self.started.elapsed().as_nanos() >= u128::from(ends)
     }
 
     /// Fails cleanly when materialized state of `bytes` exceeds the budget.

@@ -4,9 +4,13 @@
 //! a worker takes the task at the front, runs it for one time quantum and,
 //! if the task is not finished, puts it at the back. A long query therefore
 //! costs every other query at most one quantum per turn instead of holding
-//! a worker until it ends, and a short query that arrives behind long ones
-//! waits about one quantum per worker. Without a quantum (`--quantum 0`)
-//! each task runs to its end: first come, first served.
+//! a worker until it ends. Tasks in their first [`FRESH_TURNS`] turns are
+//! served before the others (which still get every [`AGED_EVERY`]-th turn,
+//! so they never starve, and turns of [`AGED_QUANTA`] quanta): a short query
+//! that arrives behind many long ones waits for other new queries, not for a
+//! quantum of every long one.
+//! Without a quantum (`--quantum 0`) each task runs to its end: first come,
+//! first served.
 //!
 //! Suspending a task between quanta keeps its operators alive in memory; it
 //! costs nothing but a queue push. (A client that asks for pages gets its
@@ -45,14 +49,53 @@ pub struct Scheduler {
     max_queued: usize,
 }
 
-/// A task in the run queue, and whether it has had a turn yet.
+/// Turns a task gets ahead of the tasks that had more.
+pub const FRESH_TURNS: u32 = 2;
+/// While new tasks wait, one turn in this many still goes to an older one.
+pub const AGED_EVERY: u32 = 3;
+/// Quanta in a turn of an older task.
+pub const AGED_QUANTA: u32 = 4;
+
+/// A task in the run queue, and how many turns it has had.
 struct Entry {
     task: Box<dyn Task>,
-    started: bool,
+    turns: u32,
+}
+
+/// Tasks waiting for a turn: new ones first, the others round-robin.
+#[derive(Default)]
+struct RunQueue {
+    fresh: VecDeque<Entry>,
+    aged: VecDeque<Entry>,
+    picks: u32,
+}
+
+impl RunQueue {
+    fn push(&mut self, entry: Entry) {
+        if entry.turns < FRESH_TURNS {
+            self.fresh.push_back(entry);
+        } else {
+            self.aged.push_back(entry);
+        }
+    }
+
+    fn pop(&mut self) -> Option<Entry> {
+        self.picks = self.picks.wrapping_add(1);
+        if self.fresh.is_empty() || self.picks.is_multiple_of(AGED_EVERY) {
+            if let Some(entry) = self.aged.pop_front() {
+                return Some(entry);
+            }
+        }
+        self.fresh.pop_front().or_else(|| self.aged.pop_front())
+    }
+
+    fn len(&self) -> usize {
+        self.fresh.len() + self.aged.len()
+    }
 }
 
 struct Shared {
-    queue: Mutex<VecDeque<Entry>>,
+    queue: Mutex<RunQueue>,
     ready: Condvar,
     quantum: Option<Duration>,
     /// Tasks admitted and not yet done.
@@ -73,7 +116,7 @@ impl Scheduler {
     pub fn new(workers: usize, max_queued: usize, quantum: Option<Duration>) -> Scheduler {
         let workers = workers.max(1);
         let shared = Arc::new(Shared {
-            queue: Mutex::new(VecDeque::new()),
+            queue: Mutex::new(RunQueue::default()),
             ready: Condvar::new(),
             quantum: quantum.filter(|q| !q.is_zero()),
             in_system: AtomicUsize::new(0),
@@ -106,10 +149,7 @@ impl Scheduler {
         if admitted.is_err() {
             return Err(Full(self.max_queued));
         }
-        lock(&shared.queue).push_back(Entry {
-            task,
-            started: false,
-        });
+        lock(&shared.queue).push(Entry { task, turns: 0 });
         shared.ready.notify_one();
         Ok(())
     }
@@ -150,22 +190,31 @@ fn worker(shared: &Shared) {
         let mut entry = {
             let mut queue = lock(&shared.queue);
             loop {
-                if let Some(entry) = queue.pop_front() {
+                if let Some(entry) = queue.pop() {
                     break entry;
                 }
                 queue = shared.ready.wait(queue).unwrap_or_else(|e| e.into_inner());
             }
         };
-        if !entry.started {
-            entry.started = true;
+        if entry.turns == 0 {
             shared.active.fetch_add(1, Ordering::SeqCst);
         }
         shared.running.fetch_add(1, Ordering::SeqCst);
-        let until = shared.quantum.map(|q| Instant::now() + q);
+        // Older tasks get longer turns: fewer switches between the large
+        // working sets of long queries, while new ones still go first.
+        let turn = |q: Duration| {
+            if entry.turns < FRESH_TURNS {
+                q
+            } else {
+                q * AGED_QUANTA
+            }
+        };
+        let until = shared.quantum.map(|q| Instant::now() + turn(q));
         // A panicking query must not take its worker with it.
         let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.task.run(until)))
             .unwrap_or(Step::Done);
         shared.running.fetch_sub(1, Ordering::SeqCst);
+        entry.turns = entry.turns.saturating_add(1);
         match step {
             Step::Done => {
                 drop(entry);
@@ -182,7 +231,7 @@ fn worker(shared: &Shared) {
                 }
                 let waiting = {
                     let mut queue = lock(&shared.queue);
-                    queue.push_back(entry);
+                    queue.push(entry);
                     queue.len()
                 };
                 shared.ready.notify_one();
@@ -247,6 +296,33 @@ mod tests {
                 assert!(scheduler.yields() > 0);
             }
         }
+    }
+
+    #[test]
+    fn new_tasks_go_before_old_ones_which_still_get_turns() {
+        let mut queue = RunQueue::default();
+        let entry = |turns| Entry {
+            task: Box::new(Counter {
+                left: 0,
+                name: "",
+                done: mpsc::channel().0,
+            }),
+            turns,
+        };
+        for _ in 0..3 {
+            queue.push(entry(FRESH_TURNS + 5));
+        }
+        for _ in 0..6 {
+            queue.push(entry(0));
+        }
+        let order: Vec<bool> = std::iter::from_fn(|| queue.pop())
+            .map(|e| e.turns == 0)
+            .collect();
+        // Picks 3 and 6 go to old tasks while new ones wait.
+        assert_eq!(
+            order,
+            [true, true, false, true, true, false, true, true, false]
+        );
     }
 
     #[test]

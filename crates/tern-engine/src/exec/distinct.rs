@@ -64,7 +64,8 @@ impl Operator for Distinct {
             let out = batch.retain_rows(|row| Ok(self.seen.insert(row.to_vec())))?;
             self.ctx
                 .check_memory((self.seen.len() * (width * 8 + 32)) as u64)?;
-            if out.len > 0 {
+            // Nothing new: go on, unless the input paused.
+            if out.len > 0 || batch.len == 0 {
                 return Ok(Some(out));
             }
         }

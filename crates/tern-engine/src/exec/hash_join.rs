@@ -89,7 +89,7 @@ impl Operator for HashJoin {
             probed += 1;
             // A selective join may probe millions of rows for few results:
             // hand out what there is (or nothing) when the turn is over.
-            if probed.is_multiple_of(1024) && self.ctx.should_yield() {
+            if probed.is_multiple_of(1024) && self.ctx.stop_turn(out.len) {
                 return Ok(Some(out));
             }
             let Some(left) = self.probe.next_row(&self.ctx)? else {

@@ -92,7 +92,7 @@ impl Operator for LeftJoin {
         let mut probed = 0usize;
         while out.len < BATCH_ROWS {
             probed += 1;
-            if probed.is_multiple_of(1024) && self.ctx.should_yield() {
+            if probed.is_multiple_of(1024) && self.ctx.stop_turn(out.len) {
                 return Ok(Some(out)); // the turn is over: what there is
             }
             let Some(left) = self.left.next_row(&self.ctx)? else {

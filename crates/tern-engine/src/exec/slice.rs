@@ -60,6 +60,9 @@ impl Operator for Slice {
             let Some(batch) = self.input.next_batch()? else {
                 return Ok(None);
             };
+            if batch.len == 0 {
+                return Ok(Some(batch)); // the input paused: pass it on
+            }
             let start = self.skip.min(batch.len);
             self.skip -= start;
             let mut end = batch.len;
