@@ -22,6 +22,18 @@ W3C_PROTOCOL = Path(
 BIG_TRIPLES = 200_000
 
 
+def require(path: Path, variable: str) -> Path:
+    """A shared input of the tests: under CI its absence fails the run;
+    elsewhere the tests that need it are skipped, saying where to point
+    `variable`."""
+    if not path.exists():
+        message = f"{path} is missing (set {variable})"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
 def tern_bin() -> str:
     path = os.environ.get("TERN_BIN") or shutil.which("tern")
     if not path:

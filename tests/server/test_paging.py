@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from conftest import ROOT, Server, load
+from conftest import ROOT, Server, load, require
 
 DATASETS = Path(os.environ.get("TERN_DATASETS_DIR", ROOT.parent / "shared" / "datasets"))
 WATDIV = DATASETS / "watdiv-10"
@@ -22,11 +22,7 @@ SELECT_OR_GRAPH = "application/sparql-results+json, application/n-triples;q=0.9"
 
 
 def need(path: Path) -> Path:
-    if not path.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{path} is missing (set TERN_DATASETS_DIR)")
-        pytest.skip(f"{path} is missing (set TERN_DATASETS_DIR)")
-    return path
+    return require(path, "TERN_DATASETS_DIR")
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 import rdflib
 import requests
 
-from conftest import W3C_PROTOCOL, Server, load
+from conftest import W3C_PROTOCOL, Server, load, require
 
 MF = rdflib.Namespace("http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#")
 HT = rdflib.Namespace("http://www.w3.org/2011/http#")
@@ -17,10 +17,8 @@ CNT = rdflib.Namespace("http://www.w3.org/2011/content#")
 UT = rdflib.Namespace("http://www.w3.org/2009/sparql/tests/test-update#")
 HTS = "http://www.w3.org/2011/http-statusCodes#"
 
-pytestmark = pytest.mark.skipif(not (W3C_PROTOCOL / "manifest.ttl").exists(), reason="W3C suite not found")
-
-
 def manifest():
+    require(W3C_PROTOCOL / "manifest.ttl", "TERN_W3C_DIR")
     g = rdflib.Graph()
     g.parse(W3C_PROTOCOL / "manifest.ttl", format="turtle")
     return g
@@ -28,7 +26,7 @@ def manifest():
 
 def protocol_tests():
     if not (W3C_PROTOCOL / "manifest.ttl").exists():
-        return []
+        return ["suite-missing"]  # fails under CI, skipped elsewhere (`manifest`)
     g = manifest()
     out = []
     for test in g.subjects(rdflib.RDF.type, MF.ProtocolTest):

@@ -379,6 +379,24 @@ struct GenQuery {
     set_semantics: bool,
 }
 
+impl GenQuery {
+    /// A query without ORDER BY, LIMIT or aggregates, run as is by both.
+    fn whole(text: String, set_semantics: bool) -> GenQuery {
+        GenQuery {
+            full_text: text.clone(),
+            text,
+            order: Vec::new(),
+            limit: None,
+            offset: 0,
+            sample_vars: Vec::new(),
+            concat_vars: Vec::new(),
+            term_vars: Vec::new(),
+            approx_vars: Vec::new(),
+            set_semantics,
+        }
+    }
+}
+
 /// The data's constants (IRIs and literals, as SPARQL), by role, so that
 /// queries mention terms that occur.
 #[derive(Default)]
@@ -1178,18 +1196,7 @@ impl<'r> QueryGen<'r> {
     fn ask_query(&mut self) -> GenQuery {
         let body = self.group(2, true);
         let text = format!("ASK{} {body}", self.from);
-        GenQuery {
-            full_text: text.clone(),
-            text,
-            order: Vec::new(),
-            limit: None,
-            offset: 0,
-            sample_vars: Vec::new(),
-            concat_vars: Vec::new(),
-            term_vars: Vec::new(),
-            approx_vars: Vec::new(),
-            set_semantics: false,
-        }
+        GenQuery::whole(text, false)
     }
 
     /// CONSTRUCT with a template of variables and constants (no blank
@@ -1220,18 +1227,7 @@ impl<'r> QueryGen<'r> {
             template.join(" "),
             self.from
         );
-        GenQuery {
-            full_text: text.clone(),
-            text,
-            order: Vec::new(),
-            limit: None,
-            offset: 0,
-            sample_vars: Vec::new(),
-            concat_vars: Vec::new(),
-            term_vars: Vec::new(),
-            approx_vars: Vec::new(),
-            set_semantics: true,
-        }
+        GenQuery::whole(text, true)
     }
 
     fn select_query(&mut self) -> GenQuery {

@@ -7,32 +7,20 @@
 
 use oxrdf::Term;
 use std::collections::BTreeSet;
-use std::sync::Arc;
 use tern_engine::suspend::Stash;
 use tern_engine::{Engine, EngineOptions, QueryOutcome, QueryRequest, SavedQuery};
-use tern_index::builder::{build, Input, LoadOptions};
-use tern_index::Index;
+
+mod common;
 
 const EX: &str = "http://example.org/";
 const PREFIX: &str = "PREFIX ex: <http://example.org/>\n";
 
 fn engine_for(nquads: &str) -> (tempfile::TempDir, Engine) {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data.nq");
-    std::fs::write(&data, nquads).unwrap();
-    let target = tmp.path().join("index");
-    build(
-        &target,
-        &[Input::file(&data, None, None).unwrap()],
-        &LoadOptions::default(),
-    )
-    .unwrap();
-    let index = Arc::new(Index::open(&target).unwrap());
     let options = EngineOptions {
         default_graph_is_union: false,
         ..EngineOptions::default()
     };
-    (tmp, Engine::new(index, options))
+    common::engine_over("data.nq", nquads, options)
 }
 
 /// Terms written compactly: `ex:` IRIs as `:name`, literals by value,

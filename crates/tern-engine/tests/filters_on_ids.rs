@@ -3,10 +3,9 @@
 //! evaluator (forced here by `?v + 0`) on every kind of value.
 
 use oxrdf::Term;
-use std::sync::Arc;
-use tern_engine::{Engine, EngineOptions, QueryOutcome};
-use tern_index::builder::{build, Input, LoadOptions};
-use tern_index::Index;
+use tern_engine::{EngineOptions, QueryOutcome};
+
+mod common;
 
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
@@ -36,25 +35,12 @@ fn values() -> Vec<String> {
 
 #[test]
 fn id_comparisons_agree_with_the_evaluator() {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("values.nt");
     let text: String = values()
         .iter()
         .enumerate()
         .map(|(i, v)| format!("<http://example.org/s{i}> <http://example.org/v> {v} .\n"))
         .collect();
-    std::fs::write(&data, text).unwrap();
-    let target = tmp.path().join("index");
-    build(
-        &target,
-        &[Input::file(&data, None, None).unwrap()],
-        &LoadOptions::default(),
-    )
-    .unwrap();
-    let engine = Engine::new(
-        Arc::new(Index::open(&target).unwrap()),
-        EngineOptions::default(),
-    );
+    let (_tmp, engine) = common::engine_over("values.nt", &text, EngineOptions::default());
     let run = |filter: &str| -> Vec<String> {
         let query = format!("SELECT ?s WHERE {{ ?s <http://example.org/v> ?v FILTER({filter}) }}");
         let QueryOutcome::Solutions { rows, .. } = engine.query(&query, None).unwrap() else {

@@ -2,15 +2,12 @@
 //! deadline and the cancellation flag, which every operator checks between
 //! bounded batches.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tern_engine::{CancelFlag, Engine, EngineError, EngineOptions, QueryOutcome, QueryRequest};
-use tern_index::builder::{build, Input, LoadOptions};
-use tern_index::Index;
+
+mod common;
 
 fn engine() -> (tempfile::TempDir, Engine) {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("data.nt");
     let text: String = (0..20_000)
         .map(|i| {
             format!(
@@ -20,16 +17,7 @@ fn engine() -> (tempfile::TempDir, Engine) {
             )
         })
         .collect();
-    std::fs::write(&data, text).unwrap();
-    let target = tmp.path().join("index");
-    build(
-        &target,
-        &[Input::file(&data, None, None).unwrap()],
-        &LoadOptions::default(),
-    )
-    .unwrap();
-    let index = Arc::new(Index::open(&target).unwrap());
-    (tmp, Engine::new(index, EngineOptions::default()))
+    common::engine_over("data.nt", &text, EngineOptions::default())
 }
 
 /// 400 million combinations: far too many to finish in the test.

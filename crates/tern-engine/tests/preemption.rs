@@ -4,12 +4,11 @@
 //! scans, joins and materialized operators.
 
 use oxrdf::{Term, Triple};
-use std::sync::Arc;
 use tern_engine::suspend::Stash;
 use tern_engine::token::{ContinuationToken, TokenKey};
 use tern_engine::{Engine, EngineOptions, QueryOutcome, QueryRequest};
-use tern_index::builder::{build, Input, LoadOptions};
-use tern_index::Index;
+
+mod common;
 
 const EX: &str = "http://example.org/";
 
@@ -45,18 +44,7 @@ fn generate() -> String {
 }
 
 fn engine() -> (tempfile::TempDir, Engine) {
-    let tmp = tempfile::tempdir().unwrap();
-    let data = tmp.path().join("people.nt");
-    std::fs::write(&data, generate()).unwrap();
-    let target = tmp.path().join("index");
-    build(
-        &target,
-        &[Input::file(&data, None, None).unwrap()],
-        &LoadOptions::default(),
-    )
-    .unwrap();
-    let index = Arc::new(Index::open(&target).unwrap());
-    (tmp, Engine::new(index, EngineOptions::default()))
+    common::engine_over("people.nt", &generate(), EngineOptions::default())
 }
 
 const QUERIES: &[&str] = &[

@@ -37,15 +37,10 @@ pub struct Paging {
     pub token_ttl: Duration,
 }
 
-/// A token, checked and opened.
-pub struct Resumption {
-    pub token: ContinuationToken,
-}
-
 impl Paging {
     /// Opens a token sent back by a client: 400 if it is not ours or not for
     /// this index, 410 if it or its state has expired or lives elsewhere.
-    pub fn open(&self, text: &str) -> Result<Resumption, RequestError> {
+    pub fn open(&self, text: &str) -> Result<ContinuationToken, RequestError> {
         let token = ContinuationToken::open(text, &self.key)
             .map_err(|e| RequestError::BadRequest(e.to_string()))?;
         if token.index_id != self.index_id {
@@ -71,7 +66,7 @@ impl Paging {
                     .into(),
             ));
         }
-        Ok(Resumption { token })
+        Ok(token)
     }
 
     /// The request a token resumes with.
@@ -164,9 +159,8 @@ impl PageRequest {
         quantum: Duration,
         query: String,
         request: QueryRequest,
-        resume: Option<Resumption>,
+        resume: Option<ContinuationToken>,
     ) -> PageRequest {
-        let resume = resume.map(|r| r.token);
         PageRequest {
             paging,
             quantum_left: quantum,

@@ -19,12 +19,12 @@ use crate::error::RequestError;
 use crate::paging::{PageRequest, PageStats};
 use crate::scheduler::{Step, Task};
 use bytes::Bytes;
+use oxrdf::Triple;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
-use tern_engine::suspend::Stash;
 use tern_engine::{
-    Engine, EngineError, Execution, Polled, QueryOutcome, QueryRequest, SavedQuery, SolutionStream,
-    TripleStream,
+    Engine, EngineError, Execution, Polled, QueryOutcome, QueryRequest, SolutionRow,
+    SolutionStream, TripleStream,
 };
 use tern_export::{GraphFormat, GraphWriter, Prefixes, SolutionsFormat, SolutionsWriter};
 use tokio::sync::mpsc::{self, error::TrySendError};
@@ -245,7 +245,7 @@ impl Task for QueryTask {
 
 /// Plans (or resumes) the query and sends what cannot wait for rows:
 /// errors, `explain`, ASK answers. `None` when nothing is left to do.
-fn start(job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
+fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
     let started = Instant::now();
     // Waiting for a worker, the client may have given up.
     if job.request.cancel.is_cancelled() || job.head.is_closed() {
@@ -264,7 +264,6 @@ fn start(job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
             return None;
         }
     };
-    let mut job = job;
     if let Some(page) = job.page.as_mut().filter(|p| p.is_resume()) {
         page.set_resume_time(resume_started.elapsed());
     }
@@ -484,43 +483,27 @@ impl Producing {
             // The scheduler's turn ended before the page's quantum.
             return Ok(Step::Yielded);
         }
+        // Suspension proper is timed: saving the operators and sealing the
+        // token, not writing the rows that were decoded before it.
+        let started = Instant::now();
         let stash = page.stash();
-        // Suspension proper: saving the operators and sealing the token, not
-        // writing the rows that were decoded before it.
-        let mut took = Duration::ZERO;
-        let buf = &mut self.sink.buf;
-        let ending = &mut self.ending;
-        let saved: Result<(), EngineError> =
-            match std::mem::replace(&mut self.results, Results::Written) {
-                Results::Solutions { rows, mut writer } => {
-                    suspend_solutions(rows, writer.as_mut(), buf, &stash, ending, &mut took).map(
-                        |saved| {
-                            let sealing = Instant::now();
-                            let token = page.seal(&saved, ending.rows);
-                            took += sealing.elapsed();
-                            if !writer.continuation(buf, &token) {
-                                writer.footer(buf);
-                            }
-                        },
-                    )
-                }
-                Results::Graph {
-                    triples,
-                    mut writer,
-                } => suspend_triples(triples, writer.as_mut(), buf, &stash, ending, &mut took).map(
-                    |saved| {
-                        let sealing = Instant::now();
-                        page.seal(&saved, ending.rows);
-                        took += sealing.elapsed();
-                        writer.footer(buf);
-                    },
-                ),
-                Results::Written => return Ok(Step::Done),
-            };
-        if let Err(e) = saved {
-            return self.fail(engine_error(e)?);
-        }
-        page.record_suspend(took);
+        let suspended = match std::mem::replace(&mut self.results, Results::Written) {
+            Results::Solutions { rows, writer } => rows
+                .suspend(&stash)
+                .map(|(rows, saved)| (saved, Leftover::Solutions(rows, writer))),
+            Results::Graph { triples, writer } => triples
+                .suspend(&stash)
+                .map(|(triples, saved)| (saved, Leftover::Graph(triples, writer))),
+            Results::Written => return Ok(Step::Done),
+        };
+        let (saved, leftover) = match suspended {
+            Ok(suspended) => suspended,
+            Err(e) => return self.fail(engine_error(e)?),
+        };
+        let token = page.seal(&saved, self.ending.rows + leftover.len() as u64);
+        page.record_suspend(started.elapsed());
+        self.ending.rows += leftover.len() as u64;
+        leftover.end_page(&mut self.sink.buf, &token);
         if let Some((_, Head::Stream { page: stats, .. })) = &mut self.sink.head {
             *stats = Some(page.stats());
         }
@@ -530,44 +513,43 @@ impl Producing {
     }
 }
 
-/// Suspends SELECT results: the rows decoded before the suspension point
-/// belong to this page.
-fn suspend_solutions(
-    rows: SolutionStream,
-    writer: &mut dyn SolutionsWriter,
-    buf: &mut Vec<u8>,
-    stash: &Stash,
-    ending: &mut Ending,
-    took: &mut Duration,
-) -> Result<SavedQuery, EngineError> {
-    let started = Instant::now();
-    let (decoded, saved) = rows.suspend(stash)?;
-    *took += started.elapsed();
-    for row in decoded {
-        writer.row(buf, &row);
-        ending.rows += 1;
-    }
-    Ok(saved)
+/// What a suspended stream had made before the suspension point: it
+/// belongs to this page.
+enum Leftover {
+    Solutions(Vec<SolutionRow>, Box<dyn SolutionsWriter>),
+    Graph(Vec<Triple>, Box<dyn GraphWriter>),
 }
 
-fn suspend_triples(
-    triples: TripleStream,
-    writer: &mut dyn GraphWriter,
-    buf: &mut Vec<u8>,
-    stash: &Stash,
-    ending: &mut Ending,
-    took: &mut Duration,
-) -> Result<SavedQuery, EngineError> {
-    let started = Instant::now();
-    let (made, saved) = triples.suspend(stash)?;
-    *took += started.elapsed();
-    for triple in made {
-        // The format was able to write the triples before; a triple it
-        // cannot express would have failed the request already.
-        let _ = writer.triple(buf, &triple);
-        ending.rows += 1;
+impl Leftover {
+    fn len(&self) -> usize {
+        match self {
+            Leftover::Solutions(rows, _) => rows.len(),
+            Leftover::Graph(triples, _) => triples.len(),
+        }
     }
-    Ok(saved)
+
+    /// Writes the rows and ends the page: with the token where the format
+    /// has a place for it, else with the usual footer.
+    fn end_page(self, buf: &mut Vec<u8>, token: &str) {
+        match self {
+            Leftover::Solutions(rows, mut writer) => {
+                for row in rows {
+                    writer.row(buf, &row);
+                }
+                if !writer.continuation(buf, token) {
+                    writer.footer(buf);
+                }
+            }
+            Leftover::Graph(triples, mut writer) => {
+                for triple in triples {
+                    // The format was able to write the triples before; a
+                    // triple it cannot express would have failed already.
+                    let _ = writer.triple(buf, &triple);
+                }
+                writer.footer(buf);
+            }
+        }
+    }
 }
 
 /// A cancelled query has nobody to report to.

@@ -172,8 +172,8 @@ async fn handle(
             ));
         }
         let resumption = state.paging.open(&token)?;
-        let request = Paging::request_of(&resumption.token)?;
-        params.query = Some(resumption.token.query.clone());
+        let request = Paging::request_of(&resumption)?;
+        params.query = Some(resumption.query.clone());
         params.default_graphs = request.default_graphs.unwrap_or_default();
         params.named_graphs = request.named_graphs.unwrap_or_default();
         params.base_iri = request.base_iri;
@@ -233,7 +233,7 @@ async fn run_query(
     encoding: Encoding,
     headers: &HeaderMap,
     endpoint: String,
-    page: Option<(Duration, Option<crate::paging::Resumption>)>,
+    page: Option<(Duration, Option<tern_engine::token::ContinuationToken>)>,
     received: Instant,
 ) -> Result<Response, RequestError> {
     let cancel = CancelFlag::default();

@@ -8,6 +8,7 @@ plain Python values (`to_python`).
 
 from __future__ import annotations
 
+import abc
 import datetime
 import re
 from decimal import Decimal, InvalidOperation
@@ -21,7 +22,7 @@ RDF_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 _set = object.__setattr__
 
 
-class Term:
+class Term(abc.ABC):
     """Base of the three kinds of RDF term: immutable, compared by kind and
     value. Plain slotted classes rather than dataclasses, because results
     create one per cell and this keeps that cheap (~0.5 µs)."""
@@ -51,31 +52,40 @@ class Term:
     def __reduce__(self) -> Tuple[Any, ...]:
         return (type(self), self._key())
 
+    @abc.abstractmethod
     def n3(self) -> str:
         """The term in N-Triples syntax (also what SPARQL TSV uses)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def to_python(self) -> Any:
         """The term as a plain Python value (see each kind)."""
-        raise NotImplementedError
 
 
-class IRI(Term):
-    """An IRI; `to_python()` and `str()` give the IRI text."""
+class _OneString(Term):
+    """A term that is a single string: an IRI or a blank node label.
+    Specialized equality and hashing: results put terms in sets and Counters
+    by the million."""
 
     __slots__ = ("value",)
     _fields = ("value",)
     value: str
+    # Keeps an IRI and a blank node of the same text apart in hash tables.
+    _salt = 0
 
     def __init__(self, value: str):
         _set(self, "value", value)
 
-    # Specialized: results put terms in sets and Counters by the million.
     def __eq__(self, other: object) -> bool:
-        return type(other) is IRI and other.value == self.value
+        return type(other) is type(self) and other.value == self.value  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
-        return hash(self.value)
+        return hash(self.value) ^ self._salt
+
+
+class IRI(_OneString):
+    """An IRI; `to_python()` and `str()` give the IRI text."""
+
+    __slots__ = ()
 
     def __str__(self) -> str:
         return self.value
@@ -87,22 +97,12 @@ class IRI(Term):
         return self.value
 
 
-class BNode(Term):
+class BNode(_OneString):
     """A blank node. `value` is its label without `_:`. Labels are the
     server's and only mean something within one result."""
 
-    __slots__ = ("value",)
-    _fields = ("value",)
-    value: str
-
-    def __init__(self, value: str):
-        _set(self, "value", value)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is BNode and other.value == self.value
-
-    def __hash__(self) -> int:
-        return hash(self.value) ^ 0x5BD1E995
+    __slots__ = ()
+    _salt = 0x5BD1E995
 
     def __str__(self) -> str:
         return "_:" + self.value

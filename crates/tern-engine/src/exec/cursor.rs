@@ -28,21 +28,41 @@ impl RowCursor {
 
     /// The next row, reading the next batch of the input when needed.
     pub fn next_row(&mut self, ctx: &QueryContext) -> Result<Option<Vec<Id>>, EngineError> {
+        if !self.fill(ctx)? {
+            return Ok(None);
+        }
+        let (batch, pos) = self.current();
+        let row = batch.row(pos);
+        self.pos += 1;
+        Ok(Some(row))
+    }
+
+    /// Makes sure there is a current row, reading the next batch of the
+    /// input when needed; false at the end of the input.
+    pub fn fill(&mut self, ctx: &QueryContext) -> Result<bool, EngineError> {
         loop {
-            if let Some(batch) = &self.batch {
-                if self.pos < batch.len {
-                    self.pos += 1;
-                    return Ok(Some(batch.row(self.pos - 1)));
-                }
+            if self.batch.as_ref().is_some_and(|b| self.pos < b.len) {
+                return Ok(true);
             }
             if self.done {
-                return Ok(None);
+                return Ok(false);
             }
             ctx.check()?;
             self.batch = self.input.next_batch()?;
             self.pos = 0;
             self.done = self.batch.is_none();
         }
+    }
+
+    /// The current batch and the position of the current row in it, once
+    /// [`fill`](Self::fill) said there is one.
+    pub fn current(&self) -> (&Batch, usize) {
+        (self.batch.as_ref().expect("filled"), self.pos)
+    }
+
+    /// Moves past `rows` rows of the current batch.
+    pub fn advance(&mut self, rows: usize) {
+        self.pos += rows;
     }
 
     /// The input's state, with the rows read but not yet used stashed.

@@ -2,6 +2,7 @@
 //! permutation puts it right after the bound columns, and what preserves
 //! their order): no table is built, both sides stream.
 
+use super::cursor::RowCursor;
 use super::rows::{Solution, Sources};
 use super::{Batch, BoxedOperator, Operator, BATCH_ROWS};
 use crate::context::QueryContext;
@@ -23,13 +24,10 @@ pub struct MergeJoin {
     key: Variable,
 }
 
-/// One input: its current batch and the position in it.
+/// One input, read row by row, and the column of the join key.
 struct Side {
-    input: BoxedOperator,
+    cursor: RowCursor,
     key: usize,
-    batch: Option<Batch>,
-    pos: usize,
-    done: bool,
 }
 
 impl Side {
@@ -40,79 +38,42 @@ impl Side {
             .position(|v| v == key)
             .expect("the join key is a variable of both inputs");
         Side {
-            input,
+            cursor: RowCursor::new(input),
             key,
-            batch: None,
-            pos: 0,
-            done: false,
         }
     }
 
     /// The key of the next row, reading the next batch when needed.
-    fn peek(&mut self) -> Result<Option<Id>, EngineError> {
-        loop {
-            if let Some(batch) = &self.batch {
-                if self.pos < batch.len {
-                    return Ok(Some(batch.columns[self.key][self.pos]));
-                }
-            }
-            if self.done {
-                return Ok(None);
-            }
-            self.batch = self.input.next_batch()?;
-            self.pos = 0;
-            self.done = self.batch.is_none();
+    fn peek(&mut self, ctx: &QueryContext) -> Result<Option<Id>, EngineError> {
+        if !self.cursor.fill(ctx)? {
+            return Ok(None);
         }
+        let (batch, pos) = self.cursor.current();
+        Ok(Some(batch.columns[self.key][pos]))
     }
 
     /// Skips rows whose key is below `key`.
-    fn skip_below(&mut self, key: Id) -> Result<(), EngineError> {
-        while let Some(next) = self.peek()? {
+    fn skip_below(&mut self, key: Id, ctx: &QueryContext) -> Result<(), EngineError> {
+        while let Some(next) = self.peek(ctx)? {
             if next >= key {
                 break;
             }
-            let batch = self.batch.as_ref().expect("peeked");
-            let keys = &batch.columns[self.key][self.pos..];
-            self.pos += keys.partition_point(|k| *k < key);
+            let (batch, pos) = self.cursor.current();
+            let below = batch.columns[self.key][pos..].partition_point(|k| *k < key);
+            self.cursor.advance(below);
         }
         Ok(())
     }
 
     /// The rows with key `key`, which is the next key.
-    fn take_run(&mut self, key: Id) -> Result<Vec<Vec<Id>>, EngineError> {
+    fn take_run(&mut self, key: Id, ctx: &QueryContext) -> Result<Vec<Vec<Id>>, EngineError> {
         let mut run = Vec::new();
-        while self.peek()? == Some(key) {
-            let batch = self.batch.as_ref().expect("peeked");
-            run.push(batch.row(self.pos));
-            self.pos += 1;
+        while self.peek(ctx)? == Some(key) {
+            let (batch, pos) = self.cursor.current();
+            run.push(batch.row(pos));
+            self.cursor.advance(1);
         }
         Ok(run)
-    }
-
-    /// The rows read but not yet used, and whether the input had ended.
-    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
-        let rest = self.batch.take().filter(|b| self.pos < b.len).map(|b| {
-            let pos = self.pos;
-            Batch {
-                columns: b.columns.into_iter().map(|c| c[pos..].to_vec()).collect(),
-                len: b.len - pos,
-            }
-        });
-        Ok(OperatorState {
-            numbers: vec![u64::from(self.done)],
-            stashed: rest.map(|b| stash.put(b)),
-            children: vec![self.input.save(stash)?],
-        })
-    }
-
-    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        self.done = state.number(0)? == 1;
-        self.batch = match state.stashed {
-            Some(handle) => Some(stash.take(handle)?),
-            None => None,
-        };
-        self.pos = 0;
-        self.input.restore(state.into_child()?, stash)
     }
 }
 
@@ -151,13 +112,19 @@ impl Operator for MergeJoin {
     }
 
     fn children(&self) -> Vec<&dyn Operator> {
-        vec![self.left.input.as_ref(), self.right.input.as_ref()]
+        vec![
+            self.left.cursor.input.as_ref(),
+            self.right.cursor.input.as_ref(),
+        ]
     }
 
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
         Ok(OperatorState::new(
             Vec::new(),
-            vec![self.left.save(stash)?, self.right.save(stash)?],
+            vec![
+                self.left.cursor.save(stash)?,
+                self.right.cursor.save(stash)?,
+            ],
         ))
     }
 
@@ -166,24 +133,25 @@ impl Operator for MergeJoin {
         if left.children.len() != 1 || right.children.len() != 1 {
             return Err(bad_state("merge join sides"));
         }
-        self.left.restore(left, stash)?;
-        self.right.restore(right, stash)
+        self.left.cursor.restore(left, stash)?;
+        self.right.cursor.restore(right, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         let mut out = Batch::with_columns(self.variables.len());
         while out.len < BATCH_ROWS {
-            let (Some(l), Some(r)) = (self.left.peek()?, self.right.peek()?) else {
+            let (Some(l), Some(r)) = (self.left.peek(&self.ctx)?, self.right.peek(&self.ctx)?)
+            else {
                 break;
             };
             if l < r {
-                self.left.skip_below(r)?;
+                self.left.skip_below(r, &self.ctx)?;
             } else if r < l {
-                self.right.skip_below(l)?;
+                self.right.skip_below(l, &self.ctx)?;
             } else {
                 self.ctx.check()?;
-                let left_run = self.left.take_run(l)?;
-                let right_run = self.right.take_run(l)?;
+                let left_run = self.left.take_run(l, &self.ctx)?;
+                let right_run = self.right.take_run(l, &self.ctx)?;
                 for a in &left_run {
                     for b in &right_run {
                         if Solution::compatible(a, b, &self.shared) {
