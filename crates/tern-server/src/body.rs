@@ -39,6 +39,11 @@ pub struct ResultBody {
     cancel: CancelFlag,
     ending: Option<Ending>,
     finished: bool,
+    /// A cut to report on the next poll: the poll before it returns
+    /// Pending, so that hyper first flushes what it buffered (for a small
+    /// result, the status line, headers and every row); breaking the
+    /// connection at once would lose them and look like no response at all.
+    cut: Option<CutShort>,
     wire_bytes: u64,
     on_complete: Option<OnComplete>,
 }
@@ -56,6 +61,7 @@ impl ResultBody {
             cancel,
             ending: None,
             finished: false,
+            cut: None,
             wire_bytes: 0,
             on_complete: Some(on_complete),
         }
@@ -104,6 +110,18 @@ pub fn trailers(ending: &Ending) -> HeaderMap {
     map
 }
 
+impl ResultBody {
+    fn cut_after_flush(
+        &mut self,
+        cut: CutShort,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, CutShort>>> {
+        self.cut = Some(cut);
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
 impl Body for ResultBody {
     type Data = Bytes;
     type Error = CutShort;
@@ -112,6 +130,9 @@ impl Body for ResultBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, CutShort>>> {
+        if let Some(cut) = self.cut.take() {
+            return Poll::Ready(Some(Err(cut)));
+        }
         if self.finished {
             return Poll::Ready(None);
         }
@@ -128,7 +149,7 @@ impl Body for ResultBody {
                 self.ending = Some(ending);
                 self.complete();
                 match error {
-                    Some(e) if !self.trailers_allowed => Poll::Ready(Some(Err(CutShort(e)))),
+                    Some(e) if !self.trailers_allowed => self.cut_after_flush(CutShort(e), cx),
                     _ if self.trailers_allowed => Poll::Ready(Some(Ok(Frame::trailers(map)))),
                     _ => Poll::Ready(None),
                 }
@@ -137,13 +158,13 @@ impl Body for ResultBody {
                 // The producer or compressor stopped without an end.
                 self.finished = true;
                 self.complete();
-                Poll::Ready(Some(Err(CutShort("the result stream broke off".into()))))
+                self.cut_after_flush(CutShort("the result stream broke off".into()), cx)
             }
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.finished
+        self.finished && self.cut.is_none()
     }
 
     fn size_hint(&self) -> SizeHint {
