@@ -2,7 +2,7 @@
 //! made up (local vocabulary), the dataset, and the limits that stop a query.
 
 use crate::suspend::{bad_state, OperatorState, Stash};
-use crate::{CancelFlag, EngineError};
+use crate::{CancelFlag, EngineError, OptionalJoins};
 use oxrdf::Term;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -36,6 +36,7 @@ pub struct Limits {
     pub timeout: Option<Duration>,
     pub memory_budget: Option<u64>,
     pub cancel: CancelFlag,
+    pub optional_joins: OptionalJoins,
 }
 
 const NO_TURN: u64 = u64::MAX;
@@ -136,6 +137,11 @@ impl QueryContext {
     pub fn turn_over(&self) -> bool {
         let ends = self.turn_ends.load(Ordering::Relaxed);
         ends != NO_TURN && self.started.elapsed().as_nanos() >= u128::from(ends)
+    }
+
+    /// How the planner evaluates OPTIONAL.
+    pub fn optional_joins(&self) -> OptionalJoins {
+        self.limits.optional_joins
     }
 
     /// Fails cleanly when materialized state of `bytes` exceeds the budget.

@@ -26,6 +26,8 @@ pub struct EngineOptions {
     /// Stop the query with [`EngineError::MemoryBudget`] beyond this many bytes
     /// of materialized state.
     pub memory_budget: Option<u64>,
+    /// How OPTIONAL is evaluated.
+    pub optional_joins: OptionalJoins,
 }
 
 impl Default for EngineOptions {
@@ -34,8 +36,23 @@ impl Default for EngineOptions {
             default_graph_is_union: true,
             timeout: None,
             memory_budget: None,
+            optional_joins: OptionalJoins::ByCost,
         }
     }
+}
+
+/// How the planner evaluates OPTIONAL: as one join of its two sides, or
+/// its right side once per left row with the row's values substituted
+/// (where that gives the same rows; see the planner).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OptionalJoins {
+    /// Per left row when the estimates say that is cheaper.
+    #[default]
+    ByCost,
+    /// Per left row wherever it is exact (to test that path on small data).
+    PerRow,
+    /// Always as one join.
+    Whole,
 }
 
 /// Stops a running query from another thread (a client went away, an
@@ -277,6 +294,7 @@ impl Engine {
                 timeout: lower(self.options.timeout, request.timeout),
                 memory_budget,
                 cancel: request.cancel.clone(),
+                optional_joins: self.options.optional_joins,
             },
             base_iri,
             now,

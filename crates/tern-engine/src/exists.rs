@@ -232,7 +232,10 @@ fn strip(
 
 /// The variables an expression reads; `None` if it contains EXISTS or a
 /// function whose value differs between calls.
-fn expression_variables(expression: &Expression, out: &mut FxHashSet<Variable>) -> Option<()> {
+pub(crate) fn expression_variables(
+    expression: &Expression,
+    out: &mut FxHashSet<Variable>,
+) -> Option<()> {
     use Expression as E;
     match expression {
         E::NamedNode(_) | E::Literal(_) => {}

@@ -5,6 +5,7 @@
 
 mod construct;
 mod context;
+mod correlated;
 mod describe;
 mod engine;
 mod error;
@@ -20,7 +21,9 @@ mod stream;
 pub mod suspend;
 pub mod token;
 
-pub use engine::{CancelFlag, Engine, EngineOptions, Execution, QueryRequest, Timings};
+pub use engine::{
+    CancelFlag, Engine, EngineOptions, Execution, OptionalJoins, QueryRequest, Timings,
+};
 pub use error::EngineError;
 pub use profile::{PlanProfile, Profile};
 pub use results::{QueryOutcome, SolutionRow};

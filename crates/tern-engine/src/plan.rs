@@ -10,12 +10,14 @@
 //! by a planner that substitutes the solution's values for its variables.
 
 use crate::context::QueryContext;
-use crate::exec::{BoxedOperator, Operator};
+use crate::correlated;
+use crate::engine::OptionalJoins;
 use crate::exec::{
-    Distinct, Extend, Filter, GraphScope, Group, HashJoin, IndexJoin, LeftJoin, Measured,
-    MergeJoin, Minus, OrderBy, PathScan, PatternTerm, Project, Scan, SemiJoin, Slice, Union,
-    Values,
+    BindLeftJoin, Distinct, Extend, Filter, GraphScope, Group, HashJoin, IndexJoin, LeftJoin,
+    Measured, MergeJoin, Minus, OrderBy, PathScan, PatternTerm, PlanRight, Project, Scan, SemiJoin,
+    Slice, Union, Values,
 };
+use crate::exec::{BoxedOperator, Operator};
 use crate::exists::{self, Scope};
 use crate::join_order::{self, JoinTree, PatternEstimate};
 use crate::EngineError;
@@ -145,15 +147,12 @@ impl Planner {
                 left,
                 right,
                 expression,
-            } => Box::new(LeftJoin::new(
-                ctx.clone(),
-                self.plan(left, graph)?,
-                self.plan(right, graph)?,
-                expression.clone(),
-                self.scope(graph),
-            )),
+            } => self.plan_optional(self.plan(left, graph)?, right, expression, graph)?,
             GraphPattern::Filter { expr, inner } => {
-                self.plan_filter(expr, self.plan(inner, graph)?, graph)?
+                match correlated::filter_below_optional(expr, inner) {
+                    Some(moved) => self.plan_operator(&moved, graph)?,
+                    None => self.plan_filter(expr, self.plan(inner, graph)?, graph)?,
+                }
             }
             GraphPattern::Union { left, right } => Box::new(Union::new(
                 self.plan(left, graph)?,
@@ -264,6 +263,62 @@ impl Planner {
             #[allow(unreachable_patterns)]
             other => return Err(EngineError::Unsupported(format!("graph pattern {other}"))),
         })
+    }
+
+    /// OPTIONAL: a left join of the two sides, or, for a few left rows and
+    /// a large right side, the right side looked up per left row.
+    fn plan_optional(
+        &self,
+        left: BoxedOperator,
+        right: &GraphPattern,
+        expression: &Option<Expression>,
+        graph: &GraphContext,
+    ) -> Result<BoxedOperator, EngineError> {
+        let right_operator = self.plan(right, graph)?;
+        let mut right_variables: Vec<Variable> = Vec::new();
+        right.on_in_scope_variable(|v| {
+            if !right_variables.contains(v) && self.bound_value(v).is_none() {
+                right_variables.push(v.clone());
+            }
+        });
+        let shares = left.variables().iter().any(|v| right_variables.contains(v));
+        let wanted = match self.ctx.optional_joins() {
+            OptionalJoins::ByCost => {
+                per_row_is_cheaper(left.estimated_rows(), right_operator.estimated_rows())
+            }
+            OptionalJoins::PerRow => true,
+            OptionalJoins::Whole => false,
+        };
+        let per_row = shares && wanted && correlated::fits_per_row(right, left.variables());
+        if !per_row {
+            return Ok(Box::new(LeftJoin::new(
+                self.ctx.clone(),
+                left,
+                right_operator,
+                expression.clone(),
+                self.scope(graph),
+            )));
+        }
+        let (ctx, outer) = (self.ctx.clone(), self.bound.clone());
+        let (pattern, right_graph) = (right.clone(), graph.clone());
+        let plan_right: PlanRight = Box::new(move |substitution| {
+            let mut bound = outer.to_vec();
+            bound.extend(substitution.iter().cloned());
+            let planner = Planner {
+                ctx: ctx.clone(),
+                bound: bound.into(),
+            };
+            planner.plan(&pattern, &right_graph)
+        });
+        Ok(Box::new(BindLeftJoin::new(
+            self.ctx.clone(),
+            left,
+            &right_variables,
+            plan_right,
+            right.to_string(),
+            expression.clone(),
+            self.scope(graph),
+        )))
     }
 
     /// FILTER: conjuncts that are (NOT) EXISTS of a suitable pattern become
@@ -421,8 +476,8 @@ impl Planner {
             .iter()
             .map(|(rows, variables, terms, _)| self.pattern_estimate(*rows, variables, terms))
             .collect();
-        let planned = join_order::order(&estimates);
-        Ok(self.build_join_tree(&planned.tree, &scans, &estimates))
+        let tree = join_order::order(&estimates);
+        Ok(self.build_join_tree(&tree, &scans, &estimates))
     }
 
     /// Distinct values per variable of a pattern: from the predicate's
@@ -516,6 +571,25 @@ impl Planner {
             }
         };
         Box::new(Measured::new(operator, Some(estimate(tree))))
+    }
+}
+
+/// Most left rows for which OPTIONAL is evaluated per row.
+const PER_ROW_MAX_LEFT: u64 = 4096;
+
+/// Right rows per left row above which evaluating OPTIONAL per left row
+/// wins: planning and looking up the right side for one row costs about as
+/// much as reading and hashing this many right rows.
+const PER_ROW_RIGHT_FACTOR: u64 = 64;
+
+/// Whether OPTIONAL is cheaper per left row than as one join, by the
+/// planner's estimates (none: not known to be).
+fn per_row_is_cheaper(left: Option<u64>, right: Option<u64>) -> bool {
+    match (left, right) {
+        (Some(left), Some(right)) => {
+            left <= PER_ROW_MAX_LEFT && left.max(1) * PER_ROW_RIGHT_FACTOR <= right
+        }
+        _ => false,
     }
 }
 

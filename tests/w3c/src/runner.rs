@@ -14,7 +14,8 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 use tern_engine::suspend::Stash;
 use tern_engine::{
-    Engine, EngineError, EngineOptions, Execution, QueryOutcome, QueryRequest, SavedQuery,
+    Engine, EngineError, EngineOptions, Execution, OptionalJoins, QueryOutcome, QueryRequest,
+    SavedQuery,
 };
 
 /// Results larger than this are not compared (the suites' are tiny).
@@ -72,6 +73,8 @@ pub struct RunOptions {
     /// Suspend every query after a random number of results (from this
     /// seed), save its state to bytes, drop it and resume it, over and over.
     pub suspend_seed: Option<u64>,
+    /// How the engine evaluates OPTIONAL.
+    pub optional_joins: OptionalJoins,
 }
 
 impl Default for RunOptions {
@@ -80,6 +83,27 @@ impl Default for RunOptions {
             timeout: Duration::from_secs(10),
             filter: None,
             suspend_seed: None,
+            optional_joins: OptionalJoins::ByCost,
+        }
+    }
+}
+
+/// How one test is run.
+#[derive(Debug, Clone, Copy)]
+pub struct TestSettings {
+    pub timeout: Duration,
+    /// Where to suspend the query, if it is to be suspended (see
+    /// [`RunOptions::suspend_seed`]).
+    pub suspend_seed: Option<u64>,
+    pub optional_joins: OptionalJoins,
+}
+
+impl Default for TestSettings {
+    fn default() -> Self {
+        TestSettings {
+            timeout: Duration::from_secs(10),
+            suspend_seed: None,
+            optional_joins: OptionalJoins::ByCost,
         }
     }
 }
@@ -108,7 +132,12 @@ pub fn run_suite(
         let outcome = match test.skip_reason() {
             Some(reason) => Outcome::Skip(reason),
             None => {
-                match run_guarded(test.clone(), options.timeout, test_seed(options, &test.id)) {
+                let settings = TestSettings {
+                    timeout: options.timeout,
+                    suspend_seed: test_seed(options, &test.id),
+                    optional_joins: options.optional_joins,
+                };
+                match run_guarded(test.clone(), settings) {
                     // Keep reasons free of where the suites happen to be.
                     Outcome::Fail(reason) => Outcome::Fail(reason.replace(&root_iri, "$W3C")),
                     other => other,
@@ -177,14 +206,14 @@ fn payload_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// Runs one test in its own thread; a test that panics fails with the panic's
 /// message, one that does not answer within `timeout` is abandoned and fails.
-pub fn run_guarded(test: TestCase, timeout: Duration, suspend_seed: Option<u64>) -> Outcome {
+pub fn run_guarded(test: TestCase, settings: TestSettings) -> Outcome {
+    let timeout = settings.timeout;
     let (sender, receiver) = mpsc::channel();
     let spawned = std::thread::Builder::new()
         .name(format!("w3c {}", test.id))
         .spawn(move || {
-            let outcome = match panic::catch_unwind(AssertUnwindSafe(|| {
-                run_test(&test, timeout, suspend_seed)
-            })) {
+            let outcome = match panic::catch_unwind(AssertUnwindSafe(|| run_test(&test, settings)))
+            {
                 Ok(outcome) => outcome,
                 Err(payload) => {
                     let message = PANIC_MESSAGE
@@ -210,10 +239,10 @@ pub fn run_guarded(test: TestCase, timeout: Duration, suspend_seed: Option<u64>)
 }
 
 /// Runs one test (no guard).
-pub fn run_test(test: &TestCase, timeout: Duration, suspend_seed: Option<u64>) -> Outcome {
+pub fn run_test(test: &TestCase, settings: TestSettings) -> Outcome {
     let result = match &test.kind {
         TestKind::PositiveSyntax | TestKind::NegativeSyntax => run_syntax_test(test),
-        TestKind::QueryEvaluation => run_evaluation_test(test, timeout, suspend_seed),
+        TestKind::QueryEvaluation => run_evaluation_test(test, settings),
         TestKind::CsvResultFormat => return Outcome::Skip("CSV result format"),
         TestKind::Other(_) => return Outcome::Skip("unknown test type"),
     };
@@ -344,11 +373,7 @@ fn collect_with_suspensions(
     }
 }
 
-fn run_evaluation_test(
-    test: &TestCase,
-    timeout: Duration,
-    suspend_seed: Option<u64>,
-) -> Result<(), String> {
+fn run_evaluation_test(test: &TestCase, settings: TestSettings) -> Result<(), String> {
     let (text, base) = read_query(test)?;
     // The parsed query tells the dataset (FROM), the form and the order; if it
     // does not parse, the engine reports that below.
@@ -377,11 +402,12 @@ fn run_evaluation_test(
         Arc::new(index),
         EngineOptions {
             default_graph_is_union: false,
-            timeout: Some(timeout),
+            timeout: Some(settings.timeout),
+            optional_joins: settings.optional_joins,
             ..Default::default()
         },
     );
-    let actual = match suspend_seed {
+    let actual = match settings.suspend_seed {
         None => collect(engine.query(&text, Some(&base)).map_err(query_error)?)?,
         Some(seed) => collect_with_suspensions(&engine, &text, &base, seed)?,
     };

@@ -27,6 +27,11 @@ pub struct QueryArgs {
     /// information per operator (estimated and actual rows, time, blocks read).
     #[arg(long)]
     explain: bool,
+    /// With --explain: run the query this many times first, unmeasured, so
+    /// the plan shows warm-cache times (the first run reads the index and
+    /// vocabulary from disk).
+    #[arg(long, default_value_t = 0, requires = "explain")]
+    warm: u32,
     /// Read the query from a file.
     #[arg(long, conflicts_with = "query")]
     file: Option<PathBuf>,
@@ -52,6 +57,9 @@ pub fn run(args: QueryArgs) -> Result<()> {
         },
     );
     if args.explain {
+        for _ in 0..args.warm {
+            drain(engine.execute(&text, &QueryRequest::default())?.outcome)?;
+        }
         return explain(&engine, &text);
     }
     let outcome = engine.query(&text, None)?;
@@ -101,7 +109,23 @@ fn explain(engine: &Engine, text: &str) -> Result<()> {
     let started = Instant::now();
     let execution = engine.execute(text, &QueryRequest::default())?;
     let counted = Instant::now();
-    let results: u64 = match execution.outcome {
+    let results = drain(execution.outcome)?;
+    let timings = execution.timings;
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    print!("{}", execution.profile.snapshot().to_text());
+    println!(
+        "results {results}; parse {:.3} ms, plan {:.3} ms, execute {:.3} ms, total {:.3} ms",
+        ms(timings.parse),
+        ms(timings.plan),
+        ms(counted.elapsed()),
+        ms(started.elapsed())
+    );
+    Ok(())
+}
+
+/// Runs a query's results to the end; the number of results.
+fn drain(outcome: QueryOutcome) -> Result<u64> {
+    Ok(match outcome {
         QueryOutcome::Solutions { rows, .. } => {
             let mut n = 0;
             for row in rows {
@@ -119,16 +143,5 @@ fn explain(engine: &Engine, text: &str) -> Result<()> {
             }
             n
         }
-    };
-    let timings = execution.timings;
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    print!("{}", execution.profile.snapshot().to_text());
-    println!(
-        "results {results}; parse {:.3} ms, plan {:.3} ms, execute {:.3} ms, total {:.3} ms",
-        ms(timings.parse),
-        ms(timings.plan),
-        ms(counted.elapsed()),
-        ms(started.elapsed())
-    );
-    Ok(())
+    })
 }

@@ -75,6 +75,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             timeout,
             // default_memory() is 40% of RAM; 5/8 of it is a quarter.
             memory_budget: Some(args.memory.unwrap_or(default_memory() / 8 * 5)),
+            ..EngineOptions::default()
         },
     );
     let mut config = ServerConfig {

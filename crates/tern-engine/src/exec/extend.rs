@@ -43,6 +43,10 @@ impl Operator for Extend {
         &self.variables
     }
 
+    fn estimated_rows(&self) -> Option<u64> {
+        self.input.estimated_rows()
+    }
+
     fn describe(&self) -> OperatorInfo {
         OperatorInfo::new(
             "Bind",

@@ -38,6 +38,10 @@ impl Operator for Filter {
         self.input.variables()
     }
 
+    fn estimated_rows(&self) -> Option<u64> {
+        self.input.estimated_rows()
+    }
+
     fn describe(&self) -> OperatorInfo {
         OperatorInfo::new("Filter", self.condition.to_string())
     }

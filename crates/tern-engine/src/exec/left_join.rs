@@ -54,6 +54,10 @@ impl Operator for LeftJoin {
         &self.variables
     }
 
+    fn estimated_rows(&self) -> Option<u64> {
+        self.left.input.estimated_rows()
+    }
+
     fn describe(&self) -> OperatorInfo {
         OperatorInfo::new(
             "LeftJoin",

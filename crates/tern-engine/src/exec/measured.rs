@@ -49,6 +49,10 @@ impl Operator for Measured {
         self.inner.describe()
     }
 
+    fn estimated_rows(&self) -> Option<u64> {
+        self.estimated_rows.or_else(|| self.inner.estimated_rows())
+    }
+
     fn children(&self) -> Vec<&dyn Operator> {
         self.inner.children()
     }

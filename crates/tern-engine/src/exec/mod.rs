@@ -2,6 +2,7 @@
 //! inputs and produces batches for its parent; every operator checks the
 //! query's cancellation flag and deadline once per batch.
 
+mod bind_left_join;
 mod build_side;
 mod condition;
 mod cursor;
@@ -25,6 +26,7 @@ mod slice;
 mod union;
 mod values;
 
+pub use bind_left_join::{BindLeftJoin, PlanRight};
 pub use build_side::{restore_collected, save_collected, BuildSide, Collector};
 pub use distinct::Distinct;
 pub use extend::Extend;
@@ -113,6 +115,12 @@ pub trait Operator: Send {
     /// The inputs, in the order their states are saved.
     fn children(&self) -> Vec<&dyn Operator> {
         Vec::new()
+    }
+
+    /// The planner's estimate of the rows this operator produces, where it
+    /// has one (joins of triple patterns and what passes their rows on).
+    fn estimated_rows(&self) -> Option<u64> {
+        None
     }
 
     /// This operator's node of the live plan profile.

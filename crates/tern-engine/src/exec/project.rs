@@ -33,6 +33,10 @@ impl Operator for Project {
         &self.variables
     }
 
+    fn estimated_rows(&self) -> Option<u64> {
+        self.input.estimated_rows()
+    }
+
     fn describe(&self) -> OperatorInfo {
         OperatorInfo::new("Project", super::variable_list(&self.variables))
     }
