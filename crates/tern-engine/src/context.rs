@@ -176,6 +176,18 @@ impl QueryContext {
         Ok(id)
     }
 
+    /// Whether an ID stands for a literal.
+    pub fn is_literal(&self, id: Id) -> Result<bool, EngineError> {
+        if id.tag() == Tag::LocalVocab {
+            let local = self.local.lock().unwrap();
+            return Ok(local
+                .terms
+                .get(id.payload() as usize)
+                .is_some_and(Term::is_literal));
+        }
+        Ok(self.index.is_literal(id)?)
+    }
+
     pub fn term(&self, id: Id) -> Result<Option<Term>, EngineError> {
         Ok(self.terms(&[id])?.pop().flatten())
     }

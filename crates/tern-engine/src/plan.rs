@@ -13,9 +13,9 @@ use crate::context::QueryContext;
 use crate::correlated;
 use crate::engine::OptionalJoins;
 use crate::exec::{
-    BindLeftJoin, Distinct, Extend, Filter, GraphScope, Group, HashJoin, IndexJoin, LeftJoin,
-    Measured, MergeJoin, Minus, OrderBy, PathScan, PatternTerm, PlanRight, Project, Scan, SemiJoin,
-    Slice, Union, Values,
+    BindLeftJoin, Distinct, EqualityJoin, Extend, Filter, GraphScope, Group, HashJoin, IndexJoin,
+    LeftJoin, Measured, MergeJoin, Minus, OrderBy, PathScan, PatternTerm, PlanRight, Project, Scan,
+    SemiJoin, Slice, Union, Values,
 };
 use crate::exec::{BoxedOperator, Operator};
 use crate::exists::{self, Scope};
@@ -149,6 +149,11 @@ impl Planner {
                 expression,
             } => self.plan_optional(self.plan(left, graph)?, right, expression, graph)?,
             GraphPattern::Filter { expr, inner } => {
+                if let GraphPattern::Bgp { patterns } = inner.as_ref() {
+                    if let Some(joined) = self.plan_equality_join(expr, patterns, graph)? {
+                        return Ok(joined);
+                    }
+                }
                 match correlated::filter_below_optional(expr, inner) {
                     Some(moved) => self.plan_operator(&moved, graph)?,
                     None => self.plan_filter(expr, self.plan(inner, graph)?, graph)?,
@@ -319,6 +324,94 @@ impl Planner {
             expression.clone(),
             self.scope(graph),
         )))
+    }
+
+    /// `FILTER(?a = ?b && ...)` over a basic graph pattern in which `?a`
+    /// and `?b` are in parts that share no variable: an equality join of
+    /// the two parts instead of their cross product, then the other parts
+    /// and conjuncts.
+    fn plan_equality_join(
+        &self,
+        expression: &Expression,
+        patterns: &[TriplePattern],
+        graph: &GraphContext,
+    ) -> Result<Option<BoxedOperator>, EngineError> {
+        if matches!(graph, GraphContext::Variable(_)) {
+            return Ok(None); // the graph variable joins every part
+        }
+        let mut conjuncts = exists::conjuncts(expression);
+        let components = components(patterns);
+        let part_of = |v: &Variable| components.iter().position(|c| c.1.contains(v));
+        let found = conjuncts.iter().position(|c| match c {
+            Expression::Equal(a, b) | Expression::SameTerm(a, b) => {
+                match (a.as_ref(), b.as_ref()) {
+                    (Expression::Variable(a), Expression::Variable(b)) => {
+                        let (pa, pb) = (part_of(a), part_of(b));
+                        pa.is_some()
+                            && pb.is_some()
+                            && pa != pb
+                            && self.bound_value(a).is_none()
+                            && self.bound_value(b).is_none()
+                    }
+                    _ => false,
+                }
+            }
+            _ => false,
+        });
+        let Some(found) = found else {
+            return Ok(None);
+        };
+        let condition = conjuncts.remove(found);
+        let (Expression::Equal(a, b) | Expression::SameTerm(a, b)) = &condition else {
+            unreachable!("found above")
+        };
+        let (Expression::Variable(a), Expression::Variable(b)) = (a.as_ref(), b.as_ref()) else {
+            unreachable!("found above")
+        };
+        let (pa, pb) = (part_of(a).expect("found"), part_of(b).expect("found"));
+        let part = |i: usize| -> Vec<TriplePattern> {
+            components[i]
+                .0
+                .iter()
+                .map(|&k| patterns[k].clone())
+                .collect()
+        };
+        let mut probe = (self.plan_bgp(&part(pa), graph)?, a);
+        let mut build = (self.plan_bgp(&part(pb), graph)?, b);
+        let rows = |op: &BoxedOperator| op.estimated_rows().unwrap_or(u64::MAX);
+        if rows(&build.0) > rows(&probe.0) {
+            std::mem::swap(&mut probe, &mut build);
+        }
+        let mut joined: BoxedOperator = Box::new(Measured::new(
+            Box::new(EqualityJoin::new(
+                self.ctx.clone(),
+                probe.0,
+                build.0,
+                probe.1,
+                build.1,
+                condition.clone(),
+                self.scope(graph),
+            )),
+            None,
+        ));
+        let rest: Vec<TriplePattern> = (0..components.len())
+            .filter(|&i| i != pa && i != pb)
+            .flat_map(part)
+            .collect();
+        if !rest.is_empty() {
+            joined = Box::new(Measured::new(
+                Box::new(HashJoin::new(
+                    self.ctx.clone(),
+                    joined,
+                    self.plan_bgp(&rest, graph)?,
+                )),
+                None,
+            ));
+        }
+        Ok(Some(match exists::and_all(conjuncts) {
+            Some(rest) => Box::new(Measured::new(self.plan_filter(&rest, joined, graph)?, None)),
+            None => joined,
+        }))
     }
 
     /// FILTER: conjuncts that are (NOT) EXISTS of a suitable pattern become
@@ -572,6 +665,49 @@ impl Planner {
         };
         Box::new(Measured::new(operator, Some(estimate(tree))))
     }
+}
+
+/// The parts of a basic graph pattern that share no variable with each
+/// other: the indexes of their patterns and their variables (blank nodes
+/// included, as the planner treats them).
+fn components(patterns: &[TriplePattern]) -> Vec<(Vec<usize>, Vec<Variable>)> {
+    let variables_of = |t: &TriplePattern| -> Vec<Variable> {
+        let mut out = Vec::new();
+        for term in [&t.subject, &t.object] {
+            match term {
+                TermPattern::Variable(v) => out.push(v.clone()),
+                TermPattern::BlankNode(b) => out.push(blank_variable(b.as_str())),
+                _ => {}
+            }
+        }
+        if let NamedNodePattern::Variable(v) = &t.predicate {
+            out.push(v.clone());
+        }
+        out
+    };
+    let mut parts: Vec<(Vec<usize>, Vec<Variable>)> = Vec::new();
+    for (i, pattern) in patterns.iter().enumerate() {
+        let own = variables_of(pattern);
+        let mut merged = (vec![i], own.clone());
+        // Every part this pattern touches joins it.
+        let mut k = 0;
+        while k < parts.len() {
+            if parts[k].1.iter().any(|v| own.contains(v)) {
+                let (indexes, variables) = parts.swap_remove(k);
+                merged.0.extend(indexes);
+                for v in variables {
+                    if !merged.1.contains(&v) {
+                        merged.1.push(v);
+                    }
+                }
+            } else {
+                k += 1;
+            }
+        }
+        merged.0.sort_unstable();
+        parts.push(merged);
+    }
+    parts
 }
 
 /// Most left rows for which OPTIONAL is evaluated per row.

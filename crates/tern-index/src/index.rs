@@ -37,6 +37,8 @@ pub struct Index {
     stats: Statistics,
     vocab: Vocabulary,
     permutations: Vec<PermutationReader>,
+    /// Vocabulary index of the first literal, found on first use.
+    first_literal: std::sync::OnceLock<u64>,
 }
 
 impl Index {
@@ -68,6 +70,7 @@ impl Index {
             stats,
             vocab: Vocabulary::open(dir)?,
             permutations,
+            first_literal: std::sync::OnceLock::new(),
         })
     }
 
@@ -89,6 +92,27 @@ impl Index {
 
     pub fn permutation(&self, perm: Permutation) -> &PermutationReader {
         &self.permutations[perm as usize]
+    }
+
+    /// Whether a vocabulary or inline ID stands for a literal (false for
+    /// blank nodes, [`Id::UNDEFINED`] and per-query IDs, which the index
+    /// does not know). IRI keys sort before literal keys, so the vocabulary's
+    /// literals are the IDs from the first literal key on.
+    pub fn is_literal(&self, id: Id) -> Result<bool> {
+        Ok(match id.tag() {
+            Tag::Undefined | Tag::BlankNode | Tag::LocalVocab => false,
+            Tag::Vocab => {
+                let first = match self.first_literal.get() {
+                    Some(&first) => first,
+                    None => {
+                        let first = self.vocab.lower_bound(&[term_key::LITERAL])?;
+                        *self.first_literal.get_or_init(|| first)
+                    }
+                };
+                id.payload() >= first
+            }
+            _ => true,
+        })
     }
 
     /// The ID of a term, `None` when the index does not contain it. Inline values

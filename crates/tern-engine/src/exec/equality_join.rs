@@ -1,0 +1,165 @@
+//! A cross product filtered by `?a = ?b` (or `sameTerm(?a, ?b)`), `?a` from
+//! the probe side and `?b` from the build side, run as a hash join instead
+//! of testing every pair (BSBM BI Q2: one product's features against every
+//! product's).
+//!
+//! `=` between an IRI or a blank node and any term is true only for the same
+//! term, that is the same ID, so such probe rows look their ID up. Literals
+//! are equal by value (`1 = 1.0`), which IDs do not show, so a literal probe
+//! row is tested with the condition itself against the build side's literal
+//! rows, and nothing else.
+
+use super::condition::Condition;
+use super::cursor::RowCursor;
+use super::rows::Sources;
+use super::{Batch, BoxedOperator, BuildSide, Operator, RowTable, Solution, BATCH_ROWS};
+use crate::context::QueryContext;
+use crate::exists::Scope;
+use crate::profile::OperatorInfo;
+use crate::suspend::{OperatorState, Stash};
+use crate::EngineError;
+use oxrdf::Variable;
+use spargebra::algebra::Expression;
+use std::sync::Arc;
+use tern_index::Id;
+
+pub struct EqualityJoin {
+    ctx: Arc<QueryContext>,
+    variables: Vec<Variable>,
+    probe: RowCursor,
+    build: BuildSide,
+    probe_column: usize,
+    build_column: usize,
+    sources: Sources,
+    condition: Condition,
+    /// Build rows whose key is a literal, found when a literal probe row
+    /// first needs them.
+    literal_rows: Option<Vec<u32>>,
+}
+
+impl EqualityJoin {
+    /// `probe` and `build` share no variable; `condition` compares
+    /// `probe_variable` with `build_variable`.
+    pub fn new(
+        ctx: Arc<QueryContext>,
+        probe: BoxedOperator,
+        build: BoxedOperator,
+        probe_variable: &Variable,
+        build_variable: &Variable,
+        condition: Expression,
+        scope: Arc<Scope>,
+    ) -> EqualityJoin {
+        let (variables, sources) = Solution::merge_schemas(probe.variables(), build.variables());
+        let column = |op: &BoxedOperator, v: &Variable| {
+            op.variables()
+                .iter()
+                .position(|x| x == v)
+                .expect("the planner gives each side its variable")
+        };
+        let probe_column = column(&probe, probe_variable);
+        let build_column = column(&build, build_variable);
+        let condition = Condition::new(ctx.clone(), condition, &variables, scope);
+        EqualityJoin {
+            ctx,
+            variables,
+            probe: RowCursor::new(probe),
+            build: BuildSide::new(build, vec![build_column]),
+            probe_column,
+            build_column,
+            sources,
+            condition,
+            literal_rows: None,
+        }
+    }
+}
+
+/// Build rows whose key column holds a literal.
+fn literal_rows(
+    ctx: &QueryContext,
+    table: &RowTable,
+    column: usize,
+) -> Result<Vec<u32>, EngineError> {
+    let mut rows = Vec::new();
+    for (i, row) in table.rows.iter().enumerate() {
+        if ctx.is_literal(row[column])? {
+            rows.push(i as u32);
+        }
+    }
+    Ok(rows)
+}
+
+impl Operator for EqualityJoin {
+    fn variables(&self) -> &[Variable] {
+        &self.variables
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        OperatorInfo::new("EqualityJoin", format!("on {}", self.condition))
+    }
+
+    fn children(&self) -> Vec<&dyn Operator> {
+        let mut children = vec![self.probe.input.as_ref()];
+        children.extend(self.build.input());
+        children
+    }
+
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        let streamed = self.probe.save(stash)?;
+        let table = self.build.save(stash)?;
+        Ok(OperatorState::new(Vec::new(), vec![streamed, table]))
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        let [streamed, table] = state.into_children()?;
+        self.probe.restore(streamed, stash)?;
+        self.build.restore(table, stash)
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        self.ctx.check()?;
+        let width = self.variables.len();
+        let Some(table) = self.build.table(&self.ctx)? else {
+            // The turn ended while the build side was pulled in.
+            return Ok(Some(Batch::with_columns(width)));
+        };
+        if table.rows.is_empty() {
+            return Ok(None);
+        }
+        let mut out = Batch::with_columns(width);
+        let mut probed = 0usize;
+        while out.len < BATCH_ROWS {
+            probed += 1;
+            if probed.is_multiple_of(1024) && self.ctx.stop_turn(out.len) {
+                return Ok(Some(out));
+            }
+            let Some(left) = self.probe.next_row(&self.ctx)? else {
+                break;
+            };
+            let key = left[self.probe_column];
+            // `=` with an unbound side is an error: no row.
+            if key == Id::UNDEFINED {
+                continue;
+            }
+            if !self.ctx.is_literal(key)? {
+                for candidate in table.candidates(&[key]) {
+                    let right = &table.rows[candidate as usize];
+                    if right[self.build_column] == key {
+                        out.push_row(&Solution::merge(&left, right, &self.sources));
+                    }
+                }
+                continue;
+            }
+            if self.literal_rows.is_none() {
+                self.literal_rows = Some(literal_rows(&self.ctx, table, self.build_column)?);
+            }
+            for &candidate in self.literal_rows.as_deref().unwrap_or_default() {
+                let merged = Solution::merge(&left, &table.rows[candidate as usize], &self.sources);
+                if self.condition.is_true(&merged)? {
+                    out.push_row(&merged);
+                }
+            }
+        }
+        self.ctx.check_memory((out.len * (width * 8 + 24)) as u64)?;
+        Ok((out.len > 0).then_some(out))
+    }
+}

@@ -1,0 +1,109 @@
+//! `FILTER(?a = ?b)` between two parts of a pattern that share no variable
+//! runs as an equality join: the same rows as the filtered cross product,
+//! with `=` comparing literals by value (`1 = 1.0`, not `NaN = NaN`) and
+//! other terms by identity, and `sameTerm` by identity throughout.
+
+use oxrdf::Term;
+use tern_engine::{EngineOptions, QueryOutcome, QueryRequest};
+
+mod common;
+
+const DATA: &str = r#"
+@prefix ex: <http://example.org/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ex:a1 ex:p ex:i1 .
+ex:a2 ex:p 1 .
+ex:a3 ex:p 1.0 .
+ex:a4 ex:p "abc" .
+ex:a5 ex:p "abc"@en .
+ex:a6 ex:p "NaN"^^xsd:double .
+ex:a7 ex:p _:shared .
+ex:a8 ex:p "x"^^ex:unknown .
+ex:b1 ex:q ex:i1 .
+ex:b2 ex:q 1.0E0 .
+ex:b3 ex:q "abc"^^xsd:string .
+ex:b4 ex:q "NaN"^^xsd:double .
+ex:b5 ex:q "ABC" .
+ex:b6 ex:q _:shared .
+ex:b7 ex:q "x"^^ex:unknown .
+ex:b8 ex:q ex:i2 .
+ex:b1 ex:r 5 .
+ex:b2 ex:r -5 .
+"#;
+
+const PREFIX: &str = "PREFIX ex: <http://example.org/>\n";
+
+/// `x y` pairs of the solutions, sorted, with `ex:` dropped.
+fn pairs(engine: &tern_engine::Engine, query: &str) -> Vec<String> {
+    let query = format!("{PREFIX}{query}");
+    let QueryOutcome::Solutions { rows, .. } = engine.query(&query, None).unwrap() else {
+        panic!("not a SELECT")
+    };
+    let show = |t: &Option<Term>| match t {
+        Some(Term::NamedNode(n)) => n
+            .as_str()
+            .trim_start_matches("http://example.org/")
+            .to_owned(),
+        other => format!("{other:?}"),
+    };
+    let mut out: Vec<String> = rows
+        .map(|r| {
+            let r = r.unwrap();
+            format!("{} {}", show(&r[0]), show(&r[1]))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn plan(engine: &tern_engine::Engine, query: &str) -> String {
+    let query = format!("{PREFIX}{query}");
+    let execution = engine.execute(&query, &QueryRequest::default()).unwrap();
+    execution.profile.snapshot().to_text()
+}
+
+#[test]
+fn equality_joins_compare_literals_by_value_and_other_terms_by_identity() {
+    let (_tmp, engine) = common::engine_over("data.ttl", DATA, EngineOptions::default());
+    let cases = [
+        (
+            "?a = ?b",
+            vec!["a1 b1", "a2 b2", "a3 b2", "a4 b3", "a7 b6", "a8 b7"],
+        ),
+        (
+            "sameTerm(?a, ?b)",
+            vec!["a1 b1", "a4 b3", "a6 b4", "a7 b6", "a8 b7"],
+        ),
+        (
+            "?b = ?a",
+            vec!["a1 b1", "a2 b2", "a3 b2", "a4 b3", "a7 b6", "a8 b7"],
+        ),
+    ];
+    for (condition, expected) in cases {
+        let joined = format!("SELECT ?x ?y {{ ?x ex:p ?a . ?y ex:q ?b FILTER({condition}) }}");
+        assert!(
+            plan(&engine, &joined).contains("EqualityJoin"),
+            "{condition}: {}",
+            plan(&engine, &joined)
+        );
+        assert_eq!(pairs(&engine, &joined), expected, "{condition}");
+        // `|| false` keeps the filter whole: the cross product, filtered.
+        let filtered =
+            format!("SELECT ?x ?y {{ ?x ex:p ?a . ?y ex:q ?b FILTER(({condition}) || false) }}");
+        assert!(!plan(&engine, &filtered).contains("EqualityJoin"));
+        assert_eq!(
+            pairs(&engine, &filtered),
+            expected,
+            "{condition} as a filter"
+        );
+    }
+}
+
+#[test]
+fn other_parts_and_conditions_apply_after_the_equality_join() {
+    let (_tmp, engine) = common::engine_over("data.ttl", DATA, EngineOptions::default());
+    let query = "SELECT ?x ?y { ?x ex:p ?a . ?y ex:q ?b . ?y ex:r ?n . ?z ex:q ex:i2 \
+                 FILTER(?a = ?b && ?n > 0) }";
+    assert!(plan(&engine, query).contains("EqualityJoin"));
+    assert_eq!(pairs(&engine, query), vec!["a1 b1"]);
+}
