@@ -10,9 +10,8 @@
 //! rows, and nothing else.
 
 use super::condition::Condition;
-use super::cursor::RowCursor;
 use super::rows::Sources;
-use super::{Batch, BoxedOperator, BuildSide, Operator, RowTable, Solution, BATCH_ROWS};
+use super::{Batch, BoxedOperator, JoinInputs, Operator, RowTable, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
 use crate::exists::Scope;
 use crate::profile::OperatorInfo;
@@ -26,8 +25,7 @@ use tern_index::Id;
 pub struct EqualityJoin {
     ctx: Arc<QueryContext>,
     variables: Vec<Variable>,
-    probe: RowCursor,
-    build: BuildSide,
+    inputs: JoinInputs,
     probe_column: usize,
     build_column: usize,
     sources: Sources,
@@ -62,8 +60,7 @@ impl EqualityJoin {
         EqualityJoin {
             ctx,
             variables,
-            probe: RowCursor::new(probe),
-            build: BuildSide::new(build, vec![build_column]),
+            inputs: JoinInputs::new(probe, build, vec![build_column]),
             probe_column,
             build_column,
             sources,
@@ -98,27 +95,21 @@ impl Operator for EqualityJoin {
     }
 
     fn children(&self) -> Vec<&dyn Operator> {
-        let mut children = vec![self.probe.input.as_ref()];
-        children.extend(self.build.input());
-        children
+        self.inputs.children()
     }
 
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
-        let streamed = self.probe.save(stash)?;
-        let table = self.build.save(stash)?;
-        Ok(OperatorState::new(Vec::new(), vec![streamed, table]))
+        self.inputs.save(stash)
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        let [streamed, table] = state.into_children()?;
-        self.probe.restore(streamed, stash)?;
-        self.build.restore(table, stash)
+        self.inputs.restore(state, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         self.ctx.check()?;
         let width = self.variables.len();
-        let Some(table) = self.build.table(&self.ctx)? else {
+        let Some(table) = self.inputs.build.table(&self.ctx)? else {
             // The turn ended while the build side was pulled in.
             return Ok(Some(Batch::with_columns(width)));
         };
@@ -132,7 +123,7 @@ impl Operator for EqualityJoin {
             if probed.is_multiple_of(1024) && self.ctx.stop_turn(out.len) {
                 return Ok(Some(out));
             }
-            let Some(left) = self.probe.next_row(&self.ctx)? else {
+            let Some(left) = self.inputs.probe.next_row(&self.ctx)? else {
                 break;
             };
             let key = left[self.probe_column];

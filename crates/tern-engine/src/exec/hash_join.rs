@@ -1,8 +1,7 @@
 //! Inner join: the build side is materialized into a [`RowTable`] keyed on the
 //! shared variables; the probe side streams through.
 
-use super::cursor::RowCursor;
-use super::{Batch, BoxedOperator, BuildSide, Operator, Solution, BATCH_ROWS};
+use super::{Batch, BoxedOperator, JoinInputs, Operator, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
 use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
@@ -14,8 +13,7 @@ use tern_index::Id;
 pub struct HashJoin {
     ctx: Arc<QueryContext>,
     variables: Vec<Variable>,
-    probe: RowCursor,
-    build: BuildSide,
+    inputs: JoinInputs,
     /// (probe column, build column) of each shared variable.
     shared: Vec<(usize, usize)>,
     /// For each output column, its source in (probe, build).
@@ -33,8 +31,7 @@ impl HashJoin {
         HashJoin {
             ctx,
             variables,
-            probe: RowCursor::new(probe),
-            build: BuildSide::new(build, shared.iter().map(|&(_, r)| r).collect()),
+            inputs: JoinInputs::new(probe, build, shared.iter().map(|&(_, r)| r).collect()),
             shared,
             sources,
         }
@@ -49,26 +46,20 @@ impl Operator for HashJoin {
     fn describe(&self) -> OperatorInfo {
         OperatorInfo::new(
             "HashJoin",
-            super::join_detail(&self.shared, self.probe.input.variables()),
+            super::join_detail(&self.shared, self.inputs.probe.input.variables()),
         )
     }
 
     fn children(&self) -> Vec<&dyn Operator> {
-        let mut children = vec![self.probe.input.as_ref()];
-        children.extend(self.build.input());
-        children
+        self.inputs.children()
     }
 
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
-        let streamed = self.probe.save(stash)?;
-        let table = self.build.save(stash)?;
-        Ok(OperatorState::new(Vec::new(), vec![streamed, table]))
+        self.inputs.save(stash)
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        let [streamed, table] = state.into_children()?;
-        self.probe.restore(streamed, stash)?;
-        self.build.restore(table, stash)
+        self.inputs.restore(state, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
@@ -76,7 +67,7 @@ impl Operator for HashJoin {
         // a whole batch, so the probe side's checks alone come too rarely.
         self.ctx.check()?;
         let width = self.variables.len();
-        let Some(table) = self.build.table(&self.ctx)? else {
+        let Some(table) = self.inputs.build.table(&self.ctx)? else {
             // The turn ended while the build side was pulled in.
             return Ok(Some(Batch::with_columns(width)));
         };
@@ -92,7 +83,7 @@ impl Operator for HashJoin {
             if probed.is_multiple_of(1024) && self.ctx.stop_turn(out.len) {
                 return Ok(Some(out));
             }
-            let Some(left) = self.probe.next_row(&self.ctx)? else {
+            let Some(left) = self.inputs.probe.next_row(&self.ctx)? else {
                 break;
             };
             let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();

@@ -1,8 +1,7 @@
 //! OPTIONAL: every left row, joined with the compatible right rows that pass
 //! the optional's filter, or alone when there are none.
 
-use super::cursor::RowCursor;
-use super::{Batch, BoxedOperator, BuildSide, Operator, Solution, BATCH_ROWS};
+use super::{Batch, BoxedOperator, JoinInputs, Operator, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
 use crate::expr_eval::RowEvaluator;
 use crate::profile::OperatorInfo;
@@ -16,8 +15,7 @@ use tern_index::Id;
 pub struct LeftJoin {
     ctx: Arc<QueryContext>,
     variables: Vec<Variable>,
-    left: RowCursor,
-    right: BuildSide,
+    inputs: JoinInputs,
     shared: Vec<(usize, usize)>,
     sources: Vec<(Option<usize>, Option<usize>)>,
     filter: Option<RowEvaluator>,
@@ -40,8 +38,7 @@ impl LeftJoin {
         LeftJoin {
             ctx,
             variables,
-            left: RowCursor::new(left),
-            right: BuildSide::new(right, shared.iter().map(|&(_, r)| r).collect()),
+            inputs: JoinInputs::new(left, right, shared.iter().map(|&(_, r)| r).collect()),
             shared,
             sources,
             filter,
@@ -55,38 +52,32 @@ impl Operator for LeftJoin {
     }
 
     fn estimated_rows(&self) -> Option<u64> {
-        self.left.input.estimated_rows()
+        self.inputs.probe.input.estimated_rows()
     }
 
     fn describe(&self) -> OperatorInfo {
         OperatorInfo::new(
             "LeftJoin",
-            super::join_detail(&self.shared, self.left.input.variables()),
+            super::join_detail(&self.shared, self.inputs.probe.input.variables()),
         )
     }
 
     fn children(&self) -> Vec<&dyn Operator> {
-        let mut children = vec![self.left.input.as_ref()];
-        children.extend(self.right.input());
-        children
+        self.inputs.children()
     }
 
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
-        let streamed = self.left.save(stash)?;
-        let table = self.right.save(stash)?;
-        Ok(OperatorState::new(Vec::new(), vec![streamed, table]))
+        self.inputs.save(stash)
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        let [streamed, table] = state.into_children()?;
-        self.left.restore(streamed, stash)?;
-        self.right.restore(table, stash)
+        self.inputs.restore(state, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         self.ctx.check()?;
         let width = self.variables.len();
-        let Some(table) = self.right.table(&self.ctx)? else {
+        let Some(table) = self.inputs.build.table(&self.ctx)? else {
             // The turn ended while the right side was pulled in.
             return Ok(Some(Batch::with_columns(width)));
         };
@@ -99,7 +90,7 @@ impl Operator for LeftJoin {
             if probed.is_multiple_of(1024) && self.ctx.stop_turn(out.len) {
                 return Ok(Some(out)); // the turn is over: what there is
             }
-            let Some(left) = self.left.next_row(&self.ctx)? else {
+            let Some(left) = self.inputs.probe.next_row(&self.ctx)? else {
                 break;
             };
             let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();
