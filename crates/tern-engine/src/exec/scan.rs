@@ -48,12 +48,18 @@ pub struct Scan {
 }
 
 /// The permutation with the pattern's constants as leading columns, and those
-/// constants in that order.
+/// constants in that order. With the predicate and one more position bound,
+/// the predicate leads: an index join then looks all its rows up in one
+/// predicate's blocks, which stay cached, instead of one block per subject.
 fn bound_prefix(terms: &[PatternTerm; 3]) -> (Permutation, Vec<Id>) {
     let bound: Vec<usize> = (0..3)
         .filter(|&i| matches!(terms[i], PatternTerm::Constant(_)))
         .collect();
-    let perm = Permutation::for_bound(&bound, None);
+    let perm = match bound.as_slice() {
+        [0, 1] => Permutation::Pso,
+        [1, 2] => Permutation::Pos,
+        _ => Permutation::for_bound(&bound, None),
+    };
     let prefix = perm.order()[..bound.len()]
         .iter()
         .filter_map(|&pos| match terms[pos] {
