@@ -93,6 +93,61 @@ impl RowEvaluator {
     }
 }
 
+/// Most values a [`MemoizedEvaluator`] remembers.
+const MEMO_ENTRIES: usize = 1 << 16;
+
+/// A [`RowEvaluator`] for expressions of one variable that remembers the
+/// value for each ID it saw: aggregates such as
+/// `AVG(xsd:float(xsd:string(?price)))` see the same few values in many rows,
+/// and decoding, casting and parsing them costs more than the aggregate.
+pub struct MemoizedEvaluator {
+    evaluator: RowEvaluator,
+    /// The column the expression reads, when it reads exactly one and is a
+    /// function of it (no EXISTS, random or fresh-term functions).
+    column: Option<usize>,
+    memo: std::cell::RefCell<rustc_hash::FxHashMap<Id, Option<Term>>>,
+}
+
+impl MemoizedEvaluator {
+    pub fn new(
+        ctx: Arc<QueryContext>,
+        expression: Expression,
+        variables: Vec<Variable>,
+        scope: Arc<Scope>,
+    ) -> MemoizedEvaluator {
+        let mut read = rustc_hash::FxHashSet::default();
+        let column = match crate::exists::expression_variables(&expression, &mut read) {
+            Some(()) if read.len() == 1 => read
+                .iter()
+                .next()
+                .and_then(|v| variables.iter().position(|x| x == v)),
+            _ => None,
+        };
+        MemoizedEvaluator {
+            evaluator: RowEvaluator::new(ctx, expression, variables, scope),
+            column,
+            memo: std::cell::RefCell::default(),
+        }
+    }
+
+    /// The value of the expression for `row`; `None` for SPARQL errors.
+    pub fn evaluate(&self, row: &[Id]) -> Result<Option<Term>, EngineError> {
+        let Some(column) = self.column else {
+            return self.evaluator.evaluate(row);
+        };
+        let id = row[column];
+        if let Some(value) = self.memo.borrow().get(&id) {
+            return Ok(value.clone());
+        }
+        let value = self.evaluator.evaluate(row)?;
+        let mut memo = self.memo.borrow_mut();
+        if memo.len() < MEMO_ENTRIES {
+            memo.insert(id, value.clone());
+        }
+        Ok(value)
+    }
+}
+
 impl std::fmt::Display for RowEvaluator {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.expression.fmt(f)

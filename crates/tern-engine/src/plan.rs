@@ -138,11 +138,16 @@ impl Planner {
                     scope,
                 ))
             }
-            GraphPattern::Join { left, right } => Box::new(HashJoin::new(
-                ctx.clone(),
-                self.plan(left, graph)?,
-                self.plan(right, graph)?,
-            )),
+            GraphPattern::Join { left, right } => {
+                let (left, right) = (self.plan(left, graph)?, self.plan(right, graph)?);
+                // The side estimated smaller is built.
+                match (left.estimated_rows(), right.estimated_rows()) {
+                    (Some(l), Some(r)) if l < r => {
+                        Box::new(HashJoin::new(ctx.clone(), right, left))
+                    }
+                    _ => Box::new(HashJoin::new(ctx.clone(), left, right)),
+                }
+            }
             GraphPattern::LeftJoin {
                 left,
                 right,
@@ -427,8 +432,18 @@ impl Planner {
         let mut joins = Vec::new();
         for conjunct in exists::conjuncts(expression) {
             match exists::as_semi_join(&conjunct, input.variables()) {
-                Some(spec) => joins.push(spec),
-                None => rest.push(conjunct),
+                // A few rows are cheaper checked one by one (the pattern
+                // planned with each row's values) than against the
+                // pattern evaluated whole.
+                Some(spec)
+                    if !per_row_is_cheaper(
+                        input.estimated_rows(),
+                        self.plan(&spec.pattern, graph)?.estimated_rows(),
+                    ) =>
+                {
+                    joins.push(spec)
+                }
+                _ => rest.push(conjunct),
             }
         }
         if joins.is_empty() {

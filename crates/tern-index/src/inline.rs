@@ -239,6 +239,23 @@ fn pack_time(value: i64, tz_minutes: Option<i64>) -> Option<u64> {
     Some(((biased as u64) << 8 | tz_code) & PAYLOAD_MASK)
 }
 
+/// The order of two inline `xsd:date` or two inline `xsd:dateTime` values
+/// where their IDs decide it: the same timezone (or none on both), or, for
+/// dateTimes, timezones on both (then the UTC instants are compared). `None`
+/// when one has a timezone and the other not (SPARQL then needs an implicit
+/// timezone) and for anything else.
+pub fn compare_times(a: Id, b: Id) -> Option<std::cmp::Ordering> {
+    if a.tag() != b.tag() || !matches!(a.tag(), Tag::Date | Tag::DateTime) {
+        return None;
+    }
+    let (ta, tb) = (a.payload() & 0xFF, b.payload() & 0xFF);
+    if ta == tb {
+        return Some(a.cmp(&b));
+    }
+    (a.tag() == Tag::DateTime && ta != 0 && tb != 0)
+        .then(|| (a.payload() >> 8).cmp(&(b.payload() >> 8)))
+}
+
 fn unpack_time(payload: u64) -> (i64, Option<i64>) {
     let value = (payload >> 8) as i64 - TIME_OFFSET;
     let code = (payload & 0xFF) as i64;

@@ -112,7 +112,10 @@ impl IdComparison {
         let constant = tern_index::inline::encode(literal.value(), literal.datatype().as_str())?;
         // Doubles stay with the evaluator: NaN compares false with
         // everything and -0 equals 0, which ID order does not know.
-        if !matches!(constant.tag(), Tag::Integer | Tag::Decimal) {
+        if !matches!(
+            constant.tag(),
+            Tag::Integer | Tag::Decimal | Tag::Date | Tag::DateTime
+        ) {
             return None;
         }
         let column = variables.iter().position(|v| v == variable)?;
@@ -138,6 +141,11 @@ impl IdComparison {
     /// The answer for this row if the IDs decide it.
     fn decide(&self, row: &[Id]) -> Option<bool> {
         let value = row[self.column];
-        (value.tag() == self.constant.tag()).then(|| (self.accepts)(value.cmp(&self.constant)))
+        let order = match value.tag() {
+            _ if value.tag() != self.constant.tag() => return None,
+            Tag::Date | Tag::DateTime => tern_index::inline::compare_times(value, self.constant)?,
+            _ => value.cmp(&self.constant),
+        };
+        Some((self.accepts)(order))
     }
 }

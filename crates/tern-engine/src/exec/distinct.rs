@@ -32,6 +32,10 @@ impl Operator for Distinct {
         self.input.variables()
     }
 
+    fn estimated_rows(&self) -> Option<u64> {
+        self.input.estimated_rows()
+    }
+
     fn describe(&self) -> OperatorInfo {
         OperatorInfo::new("Distinct", "")
     }

@@ -3,7 +3,7 @@
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
 use crate::expr::Accumulator;
-use crate::expr_eval::RowEvaluator;
+use crate::expr_eval::MemoizedEvaluator;
 use crate::profile::OperatorInfo;
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
@@ -16,7 +16,7 @@ use tern_index::Id;
 enum AggregateInput {
     /// COUNT(*): the whole row.
     Row,
-    Expression(RowEvaluator),
+    Expression(MemoizedEvaluator),
 }
 
 pub struct Group {
@@ -71,7 +71,7 @@ impl Group {
                 let evaluator = match &a {
                     AggregateExpression::CountSolutions { .. } => AggregateInput::Row,
                     AggregateExpression::FunctionCall { expr, .. } => {
-                        AggregateInput::Expression(RowEvaluator::new(
+                        AggregateInput::Expression(MemoizedEvaluator::new(
                             ctx.clone(),
                             expr.clone(),
                             input_variables.clone(),
@@ -124,6 +124,14 @@ impl Group {
 impl Operator for Group {
     fn variables(&self) -> &[Variable] {
         &self.variables
+    }
+
+    /// One row without GROUP BY, else at most one per input row.
+    fn estimated_rows(&self) -> Option<u64> {
+        if self.key_columns.is_empty() {
+            return Some(1);
+        }
+        self.input.as_ref()?.estimated_rows()
     }
 
     fn describe(&self) -> OperatorInfo {

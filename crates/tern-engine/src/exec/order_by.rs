@@ -74,6 +74,10 @@ impl Operator for OrderBy {
         &self.variables
     }
 
+    fn estimated_rows(&self) -> Option<u64> {
+        self.input.as_ref()?.estimated_rows()
+    }
+
     fn describe(&self) -> OperatorInfo {
         OperatorInfo::new("OrderBy", self.describe_keys())
     }

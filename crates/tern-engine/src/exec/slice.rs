@@ -27,6 +27,14 @@ impl Operator for Slice {
         self.input.variables()
     }
 
+    fn estimated_rows(&self) -> Option<u64> {
+        let input = self.input.estimated_rows();
+        match self.remaining {
+            Some(limit) => Some(input.map_or(limit as u64, |rows| rows.min(limit as u64))),
+            None => input,
+        }
+    }
+
     fn describe(&self) -> OperatorInfo {
         let limit = self
             .remaining

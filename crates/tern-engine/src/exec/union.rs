@@ -44,6 +44,12 @@ impl Operator for Union {
         &self.variables
     }
 
+    fn estimated_rows(&self) -> Option<u64> {
+        self.inputs.iter().try_fold(0u64, |sum, (input, _)| {
+            Some(sum.saturating_add(input.estimated_rows()?))
+        })
+    }
+
     fn describe(&self) -> OperatorInfo {
         OperatorInfo::new("Union", "")
     }
