@@ -5,10 +5,11 @@ use crate::context::QueryContext;
 use crate::exec::BoxedOperator;
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::{EngineError, SolutionRow};
-use oxrdf::{Triple, Variable};
+use oxrdf::{Term, TermRef, Triple, Variable};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Instant;
+use tern_index::TermRefs;
 
 /// Batches at least this long have their columns decoded in parallel.
 const PARALLEL_DECODE_ROWS: usize = 1024;
@@ -109,6 +110,147 @@ impl SolutionStream {
         self.root.restore(saved.plan.clone(), stash)?;
         self.done = saved.done;
         Ok(())
+    }
+}
+
+/// A batch of solutions whose terms are borrowed from the index's decoded
+/// vocabulary blocks: how large results are written out without making a
+/// `Term`, and its strings, per value.
+pub struct TermBatch(Terms);
+
+enum Terms {
+    Borrowed {
+        columns: Vec<TermRefs>,
+        /// Terms the query made itself (its local vocabulary), which the
+        /// index does not know: per column, by row.
+        local: Vec<Vec<(usize, Term)>>,
+        len: usize,
+    },
+    /// Rows decoded before (handed back with [`SolutionStream::unread`]).
+    Owned(Vec<SolutionRow>),
+}
+
+impl TermBatch {
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Terms::Borrowed { len, .. } => *len,
+            Terms::Owned(rows) => rows.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The terms of row `i`, into `out` (cleared first).
+    pub fn row<'a>(&'a self, i: usize, out: &mut Vec<Option<TermRef<'a>>>) {
+        out.clear();
+        match &self.0 {
+            Terms::Borrowed { columns, local, .. } => {
+                for (column, made) in columns.iter().zip(local) {
+                    out.push(match column.get(i) {
+                        Some(term) => Some(term),
+                        None => made
+                            .binary_search_by_key(&i, |(row, _)| *row)
+                            .ok()
+                            .map(|k| made[k].1.as_ref()),
+                    });
+                }
+            }
+            Terms::Owned(rows) => out.extend(rows[i].iter().map(|t| t.as_ref().map(Term::as_ref))),
+        }
+    }
+
+    /// Rows `from..` as owned terms.
+    pub fn into_rows_from(self, from: usize) -> Vec<SolutionRow> {
+        match self.0 {
+            Terms::Owned(mut rows) => rows.split_off(from.min(rows.len())),
+            Terms::Borrowed { .. } => {
+                let mut refs = Vec::new();
+                (from..self.len())
+                    .map(|i| {
+                        self.row(i, &mut refs);
+                        refs.iter().map(|t| t.map(TermRef::into_owned)).collect()
+                    })
+                    .collect()
+            }
+        }
+    }
+}
+
+impl SolutionStream {
+    /// The next batch of rows with borrowed terms, unless the turn ends at
+    /// `until` first; rows decoded earlier (by
+    /// [`next_in_turn`](Self::next_in_turn) or handed back) come first.
+    pub fn next_batch_in_turn(&mut self, until: Option<Instant>) -> Polled<TermBatch> {
+        if !self.buffer.is_empty() {
+            return Polled::Ready(Ok(TermBatch(Terms::Owned(self.buffer.drain(..).collect()))));
+        }
+        match self.next_borrowed(until) {
+            Ok(Some(batch)) => Polled::Ready(Ok(batch)),
+            Ok(None) if self.done => Polled::End,
+            Ok(None) => Polled::Pending,
+            Err(e) => {
+                self.done = true;
+                Polled::Ready(Err(e))
+            }
+        }
+    }
+
+    /// Puts rows taken but not written back in front of the stream: they
+    /// come next, or with the saved state when the query is suspended.
+    pub fn unread(&mut self, rows: Vec<SolutionRow>) {
+        for row in rows.into_iter().rev() {
+            self.buffer.push_front(row);
+        }
+    }
+
+    fn next_borrowed(&mut self, until: Option<Instant>) -> Result<Option<TermBatch>, EngineError> {
+        self.ctx.set_turn_end(until);
+        while !self.done {
+            match self.root.next_batch()? {
+                None => self.done = true,
+                Some(batch) if batch.len == 0 => {
+                    // An operator paused for the end of the turn.
+                    if until.is_some_and(|u| Instant::now() >= u) {
+                        return Ok(None);
+                    }
+                }
+                Some(batch) => {
+                    let decode =
+                        |&c: &usize| -> Result<(TermRefs, Vec<(usize, Term)>), EngineError> {
+                            let ids = &batch.columns[c];
+                            let refs = self.ctx.index.term_refs(ids)?;
+                            let mut made = Vec::new();
+                            for (row, id) in ids.iter().enumerate() {
+                                if id.tag() == tern_index::Tag::LocalVocab {
+                                    if let Some(term) = self.ctx.term(*id)? {
+                                        made.push((row, term));
+                                    }
+                                }
+                            }
+                            Ok((refs, made))
+                        };
+                    let decoded: Vec<(TermRefs, Vec<(usize, Term)>)> =
+                        if batch.len >= PARALLEL_DECODE_ROWS && self.shown.len() > 1 {
+                            use rayon::prelude::*;
+                            self.shown
+                                .par_iter()
+                                .map(decode)
+                                .collect::<Result<_, _>>()?
+                        } else {
+                            self.shown.iter().map(decode).collect::<Result<_, _>>()?
+                        };
+                    let (columns, local) = decoded.into_iter().unzip();
+                    return Ok(Some(TermBatch(Terms::Borrowed {
+                        columns,
+                        local,
+                        len: batch.len,
+                    })));
+                }
+            }
+        }
+        Ok(None)
     }
 }
 

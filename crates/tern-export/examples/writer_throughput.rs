@@ -45,7 +45,7 @@ fn main() {
         let started = Instant::now();
         writer.header(&mut buf, &variables);
         for row in &rows {
-            writer.row(&mut buf, row);
+            writer.row(&mut buf, &tern_export::term_refs(row));
             if buf.len() >= 1 << 20 {
                 bytes += buf.len();
                 buf.clear();

@@ -10,7 +10,7 @@ use arrow_array::builder::StringBuilder;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use oxrdf::{Term, Variable};
+use oxrdf::{TermRef, Variable};
 use std::sync::Arc;
 
 const BATCH_ROWS: usize = 64 * 1024;
@@ -73,13 +73,13 @@ impl SolutionsWriter for ArrowWriter {
         });
     }
 
-    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<Term>]) {
+    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<TermRef<'_>>]) {
         let Some(state) = &mut self.state else { return };
         for (column, term) in state.columns.iter_mut().zip(row) {
             match term {
                 Some(term) => {
                     state.scratch.clear();
-                    write_nt_term(&mut state.scratch, term, false);
+                    write_nt_term(&mut state.scratch, *term, false);
                     // Terms are UTF-8 text and escaping keeps them so.
                     let text = std::str::from_utf8(&state.scratch).unwrap_or_default();
                     state.bytes += text.len();
@@ -107,7 +107,7 @@ impl SolutionsWriter for ArrowWriter {
         let variable = Variable::new_unchecked("boolean");
         self.header(out, std::slice::from_ref(&variable));
         let literal = oxrdf::Literal::from(value);
-        self.row(out, &[Some(literal.into())]);
+        self.row(out, &[Some(literal.as_ref().into())]);
         self.footer(out);
     }
 }

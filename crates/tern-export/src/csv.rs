@@ -2,7 +2,7 @@
 
 use crate::escape::csv_field;
 use crate::SolutionsWriter;
-use oxrdf::{Term, Variable};
+use oxrdf::{TermRef, Variable};
 
 #[derive(Default)]
 pub struct CsvWriter;
@@ -19,18 +19,18 @@ impl SolutionsWriter for CsvWriter {
     }
 
     #[inline]
-    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<Term>]) {
+    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<TermRef<'_>>]) {
         for (i, term) in row.iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
             match term {
-                Some(Term::NamedNode(n)) => csv_field(out, n.as_str()),
-                Some(Term::BlankNode(b)) => {
+                Some(TermRef::NamedNode(n)) => csv_field(out, n.as_str()),
+                Some(TermRef::BlankNode(b)) => {
                     out.extend_from_slice(b"_:");
                     out.extend_from_slice(b.as_str().as_bytes());
                 }
-                Some(Term::Literal(l)) => csv_field(out, l.value()),
+                Some(TermRef::Literal(l)) => csv_field(out, l.value()),
                 #[allow(unreachable_patterns)]
                 Some(other) => csv_field(out, &other.to_string()),
                 None => {}

@@ -6,7 +6,7 @@
 use crate::escape::json_string;
 use crate::term::XSD_STRING;
 use crate::SolutionsWriter;
-use oxrdf::{Term, Variable};
+use oxrdf::{TermRef, Variable};
 
 #[derive(Default)]
 pub struct JsonWriter {
@@ -34,7 +34,7 @@ impl SolutionsWriter for JsonWriter {
     }
 
     #[inline]
-    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<Term>]) {
+    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<TermRef<'_>>]) {
         if self.rows > 0 {
             out.extend_from_slice(b",\n");
         }
@@ -48,7 +48,7 @@ impl SolutionsWriter for JsonWriter {
             }
             first = false;
             out.extend_from_slice(key);
-            write_term(out, term);
+            write_term(out, *term);
         }
         out.push(b'}');
     }
@@ -82,19 +82,19 @@ impl SolutionsWriter for JsonWriter {
     }
 }
 
-fn write_term(out: &mut Vec<u8>, term: &Term) {
+fn write_term(out: &mut Vec<u8>, term: TermRef<'_>) {
     match term {
-        Term::NamedNode(n) => {
+        TermRef::NamedNode(n) => {
             out.extend_from_slice(b"{\"type\":\"uri\",\"value\":\"");
             json_string(out, n.as_str());
             out.extend_from_slice(b"\"}");
         }
-        Term::BlankNode(b) => {
+        TermRef::BlankNode(b) => {
             out.extend_from_slice(b"{\"type\":\"bnode\",\"value\":\"");
             json_string(out, b.as_str());
             out.extend_from_slice(b"\"}");
         }
-        Term::Literal(l) => {
+        TermRef::Literal(l) => {
             out.extend_from_slice(b"{\"type\":\"literal\",\"value\":\"");
             json_string(out, l.value());
             if let Some(language) = l.language() {

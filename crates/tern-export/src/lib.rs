@@ -30,7 +30,7 @@ pub use tsv::TsvWriter;
 pub use turtle::TurtleWriter;
 pub use xml::{XmlWriter, TERN_ERROR_NS};
 
-use oxrdf::{Term, Triple, Variable};
+use oxrdf::{Term, TermRef, Triple, Variable};
 use std::io::Write;
 
 /// Formats for SELECT and ASK results.
@@ -135,11 +135,18 @@ impl GraphFormat {
     }
 }
 
+/// An owned row's terms, borrowed for [`SolutionsWriter::row`].
+pub fn term_refs(row: &[Option<Term>]) -> Vec<Option<TermRef<'_>>> {
+    row.iter().map(|t| t.as_ref().map(Term::as_ref)).collect()
+}
+
 /// Writes SELECT solutions (and ASK answers) into buffers.
 pub trait SolutionsWriter: Send {
     fn header(&mut self, out: &mut Vec<u8>, variables: &[Variable]);
-    /// One solution: a value or nothing per variable of the header.
-    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<Term>]);
+    /// One solution: a value or nothing per variable of the header. Terms
+    /// are borrowed, so that large results are written straight from the
+    /// index's decoded vocabulary (see [`term_refs`] for owned rows).
+    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<TermRef<'_>>]);
     fn footer(&mut self, out: &mut Vec<u8>);
     /// Ends a cut result with an in-band error marker instead of the footer;
     /// false when the format has no place for one.
@@ -195,7 +202,7 @@ pub fn write_solutions<W: Write, E: std::error::Error + 'static>(
     let mut count = 0;
     for row in rows {
         let row = row.map_err(ExportError::Query)?;
-        writer.row(&mut buf, &row);
+        writer.row(&mut buf, &term_refs(&row));
         count += 1;
         if buf.len() >= FLUSH_AT {
             out.write_all(&buf)?;

@@ -16,7 +16,7 @@ impl GraphWriter for NTriplesWriter {
         out.push(b' ');
         write_iri(out, triple.predicate.as_str());
         out.push(b' ');
-        write_nt_term(out, &triple.object, false);
+        write_nt_term(out, triple.object.as_ref(), false);
         out.extend_from_slice(b" .\n");
         Ok(())
     }

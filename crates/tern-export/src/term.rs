@@ -1,20 +1,20 @@
 //! Terms in N-Triples syntax, the shared notation of TSV, N-Triples and N-Quads.
 
 use crate::escape;
-use oxrdf::{Literal, Term};
+use oxrdf::{LiteralRef, TermRef};
 
 pub const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";
 pub const RDF_LANG_STRING: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString";
 
 /// Writes a term as N-Triples; `tsv` also escapes tabs.
-pub fn write_nt_term(out: &mut Vec<u8>, term: &Term, tsv: bool) {
+pub fn write_nt_term(out: &mut Vec<u8>, term: TermRef<'_>, tsv: bool) {
     match term {
-        Term::NamedNode(n) => write_iri(out, n.as_str()),
-        Term::BlankNode(b) => {
+        TermRef::NamedNode(n) => write_iri(out, n.as_str()),
+        TermRef::BlankNode(b) => {
             out.extend_from_slice(b"_:");
             out.extend_from_slice(b.as_str().as_bytes());
         }
-        Term::Literal(l) => write_nt_literal(out, l, tsv),
+        TermRef::Literal(l) => write_nt_literal(out, l, tsv),
         #[allow(unreachable_patterns)]
         other => out.extend_from_slice(other.to_string().as_bytes()),
     }
@@ -29,7 +29,7 @@ pub fn write_iri(out: &mut Vec<u8>, iri: &str) {
     out.push(b'>');
 }
 
-pub fn write_nt_literal(out: &mut Vec<u8>, literal: &Literal, tsv: bool) {
+pub fn write_nt_literal(out: &mut Vec<u8>, literal: LiteralRef<'_>, tsv: bool) {
     out.push(b'"');
     if tsv {
         escape::tsv_string(out, literal.value());

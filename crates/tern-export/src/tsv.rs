@@ -2,7 +2,7 @@
 
 use crate::term::write_nt_term;
 use crate::SolutionsWriter;
-use oxrdf::{Term, Variable};
+use oxrdf::{TermRef, Variable};
 
 #[derive(Default)]
 pub struct TsvWriter;
@@ -20,13 +20,13 @@ impl SolutionsWriter for TsvWriter {
     }
 
     #[inline]
-    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<Term>]) {
+    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<TermRef<'_>>]) {
         for (i, term) in row.iter().enumerate() {
             if i > 0 {
                 out.push(b'\t');
             }
             if let Some(term) = term {
-                write_nt_term(out, term, true);
+                write_nt_term(out, *term, true);
             }
         }
         out.push(b'\n');

@@ -6,7 +6,7 @@
 use crate::escape::xml_text;
 use crate::term::XSD_STRING;
 use crate::SolutionsWriter;
-use oxrdf::{Term, Variable};
+use oxrdf::{TermRef, Variable};
 
 /// The namespace of Tern's in-band error element.
 pub const TERN_ERROR_NS: &str = "urn:tern:error";
@@ -38,12 +38,12 @@ impl SolutionsWriter for XmlWriter {
     }
 
     #[inline]
-    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<Term>]) {
+    fn row(&mut self, out: &mut Vec<u8>, row: &[Option<TermRef<'_>>]) {
         out.extend_from_slice(b"<result>");
         for (opening, term) in self.openings.iter().zip(row) {
             let Some(term) = term else { continue };
             out.extend_from_slice(opening);
-            write_term(out, term);
+            write_term(out, *term);
             out.extend_from_slice(b"</binding>");
         }
         out.extend_from_slice(b"</result>\n");
@@ -70,19 +70,19 @@ impl SolutionsWriter for XmlWriter {
     }
 }
 
-fn write_term(out: &mut Vec<u8>, term: &Term) {
+fn write_term(out: &mut Vec<u8>, term: TermRef<'_>) {
     match term {
-        Term::NamedNode(n) => {
+        TermRef::NamedNode(n) => {
             out.extend_from_slice(b"<uri>");
             xml_text(out, n.as_str());
             out.extend_from_slice(b"</uri>");
         }
-        Term::BlankNode(b) => {
+        TermRef::BlankNode(b) => {
             out.extend_from_slice(b"<bnode>");
             xml_text(out, b.as_str());
             out.extend_from_slice(b"</bnode>");
         }
-        Term::Literal(l) => {
+        TermRef::Literal(l) => {
             if let Some(language) = l.language() {
                 out.extend_from_slice(b"<literal xml:lang=\"");
                 xml_text(out, language);

@@ -113,7 +113,7 @@ fn in_band_errors_keep_json_and_xml_well_formed() {
         let mut writer = format.writer();
         let mut out = Vec::new();
         writer.header(&mut out, &variables());
-        writer.row(&mut out, &rows()[0]);
+        writer.row(&mut out, &tern_export::term_refs(&rows()[0]));
         assert!(writer.error(&mut out, "query timed out <after> \"1\" s"));
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("timed out"), "{text}");

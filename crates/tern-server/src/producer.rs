@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use tern_engine::{
     Engine, EngineError, Execution, Polled, QueryOutcome, QueryRequest, SolutionRow,
-    SolutionStream, TripleStream,
+    SolutionStream, TermBatch, TripleStream,
 };
 use tern_export::{GraphFormat, GraphWriter, Prefixes, SolutionsFormat, SolutionsWriter};
 use tokio::sync::mpsc::{self, error::TrySendError};
@@ -188,6 +188,8 @@ enum Results {
     Solutions {
         rows: SolutionStream,
         writer: Box<dyn SolutionsWriter>,
+        /// The batch being written and the next row of it to write.
+        pending: Option<(TermBatch, usize)>,
     },
     Graph {
         triples: TripleStream,
@@ -319,7 +321,11 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
         QueryOutcome::Solutions { variables, rows } => {
             let mut writer = job.solutions_format.expect("checked").writer();
             writer.header(&mut sink.buf, &variables);
-            Results::Solutions { rows, writer }
+            Results::Solutions {
+                rows,
+                writer,
+                pending: None,
+            }
         }
         QueryOutcome::Boolean(value) => {
             job.solutions_format
@@ -395,19 +401,39 @@ impl Producing {
                 }
             }
             let failure = match &mut self.results {
-                Results::Solutions { rows, writer } => match rows.next_in_turn(until) {
-                    Polled::End => {
-                        writer.footer(&mut self.sink.buf);
-                        return self.end();
+                Results::Solutions {
+                    rows,
+                    writer,
+                    pending,
+                } => {
+                    // Rows are written from batches whose terms are
+                    // borrowed from the index: no `Term` is made per value.
+                    if pending
+                        .as_ref()
+                        .is_none_or(|(batch, at)| *at >= batch.len())
+                    {
+                        *pending = None;
+                        match rows.next_batch_in_turn(until) {
+                            Polled::End => {
+                                writer.footer(&mut self.sink.buf);
+                                return self.end();
+                            }
+                            Polled::Pending => return self.pause(false),
+                            Polled::Ready(Ok(batch)) => *pending = Some((batch, 0)),
+                            Polled::Ready(Err(e)) => {
+                                let error = engine_error(e)?;
+                                return self.fail(error);
+                            }
+                        }
                     }
-                    Polled::Pending => return self.pause(false),
-                    Polled::Ready(Ok(row)) => {
-                        writer.row(&mut self.sink.buf, &row);
-                        self.ending.rows += 1;
-                        self.fault()
-                    }
-                    Polled::Ready(Err(e)) => Some(engine_error(e)?),
-                },
+                    let (batch, at) = pending.as_mut().expect("a batch with rows left");
+                    let mut terms = Vec::with_capacity(8);
+                    batch.row(*at, &mut terms);
+                    writer.row(&mut self.sink.buf, &terms);
+                    *at += 1;
+                    self.ending.rows += 1;
+                    self.fault()
+                }
                 Results::Graph { triples, writer } => match triples.next_in_turn(until) {
                     Polled::End => {
                         writer.footer(&mut self.sink.buf);
@@ -488,9 +514,18 @@ impl Producing {
         let started = Instant::now();
         let stash = page.stash();
         let suspended = match std::mem::replace(&mut self.results, Results::Written) {
-            Results::Solutions { rows, writer } => rows
-                .suspend(&stash)
-                .map(|(rows, saved)| (saved, Leftover::Solutions(rows, writer))),
+            Results::Solutions {
+                mut rows,
+                writer,
+                pending,
+            } => {
+                // Rows of the batch not written yet belong to this page.
+                if let Some((batch, at)) = pending {
+                    rows.unread(batch.into_rows_from(at));
+                }
+                rows.suspend(&stash)
+                    .map(|(rows, saved)| (saved, Leftover::Solutions(rows, writer)))
+            }
             Results::Graph { triples, writer } => triples
                 .suspend(&stash)
                 .map(|(triples, saved)| (saved, Leftover::Graph(triples, writer))),
@@ -534,7 +569,7 @@ impl Leftover {
         match self {
             Leftover::Solutions(rows, mut writer) => {
                 for row in rows {
-                    writer.row(buf, &row);
+                    writer.row(buf, &tern_export::term_refs(&row));
                 }
                 if !writer.continuation(buf, token) {
                     writer.footer(buf);
