@@ -14,6 +14,22 @@ use tern_index::TermRefs;
 /// Batches at least this long have their columns decoded in parallel.
 const PARALLEL_DECODE_ROWS: usize = 1024;
 
+/// `decode` of each shown column of a batch of `rows` rows, on all cores
+/// for long batches: decoding terms is most of the cost of exporting a
+/// large result.
+fn per_column<T: Send>(
+    shown: &[usize],
+    rows: usize,
+    decode: impl Fn(&usize) -> Result<T, EngineError> + Sync + Send,
+) -> Result<Vec<T>, EngineError> {
+    if rows >= PARALLEL_DECODE_ROWS && shown.len() > 1 {
+        use rayon::prelude::*;
+        shown.par_iter().map(decode).collect()
+    } else {
+        shown.iter().map(decode).collect()
+    }
+}
+
 /// Solutions as terms, decoded a batch at a time.
 pub struct SolutionStream {
     ctx: Arc<QueryContext>,
@@ -70,15 +86,7 @@ impl SolutionStream {
                     // are then moved into their rows, not copied.
                     let decode = |&c: &usize| self.ctx.terms(&batch.columns[c]);
                     let decoded: Vec<Vec<Option<oxrdf::Term>>> =
-                        if batch.len >= PARALLEL_DECODE_ROWS && self.shown.len() > 1 {
-                            use rayon::prelude::*;
-                            self.shown
-                                .par_iter()
-                                .map(decode)
-                                .collect::<Result<_, _>>()?
-                        } else {
-                            self.shown.iter().map(decode).collect::<Result<_, _>>()?
-                        };
+                        per_column(&self.shown, batch.len, decode)?;
                     let mut columns: Vec<_> = decoded.into_iter().map(Vec::into_iter).collect();
                     self.buffer.reserve(batch.len);
                     for _ in 0..batch.len {
@@ -232,15 +240,7 @@ impl SolutionStream {
                             Ok((refs, made))
                         };
                     let decoded: Vec<(TermRefs, Vec<(usize, Term)>)> =
-                        if batch.len >= PARALLEL_DECODE_ROWS && self.shown.len() > 1 {
-                            use rayon::prelude::*;
-                            self.shown
-                                .par_iter()
-                                .map(decode)
-                                .collect::<Result<_, _>>()?
-                        } else {
-                            self.shown.iter().map(decode).collect::<Result<_, _>>()?
-                        };
+                        per_column(&self.shown, batch.len, decode)?;
                     let (columns, local) = decoded.into_iter().unzip();
                     return Ok(Some(TermBatch(Terms::Borrowed {
                         columns,
