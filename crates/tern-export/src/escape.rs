@@ -7,6 +7,10 @@
 /// must be escaped (the other controls are legal but escaped for readability
 /// of tabs in TSV by [`tsv_string`]).
 pub fn nt_string(out: &mut Vec<u8>, s: &str) {
+    if !may_need_escaping(s.as_bytes()) {
+        out.extend_from_slice(s.as_bytes());
+        return;
+    }
     escape_with(out, s.as_bytes(), |b| match b {
         b'"' => Some(b"\\\""),
         b'\\' => Some(b"\\\\"),
@@ -18,6 +22,10 @@ pub fn nt_string(out: &mut Vec<u8>, s: &str) {
 
 /// Like [`nt_string`], and tabs too: a raw tab would split a TSV field.
 pub fn tsv_string(out: &mut Vec<u8>, s: &str) {
+    if !may_need_escaping(s.as_bytes()) {
+        out.extend_from_slice(s.as_bytes());
+        return;
+    }
     escape_with(out, s.as_bytes(), |b| match b {
         b'"' => Some(b"\\\""),
         b'\\' => Some(b"\\\\"),
@@ -28,9 +36,30 @@ pub fn tsv_string(out: &mut Vec<u8>, s: &str) {
     })
 }
 
+/// Whether `bytes` holds a control character, `"` or a backslash: every byte that
+/// N-Triples, TSV or JSON strings escape is one of those. Tested a chunk at a
+/// time without branching per byte, which the compiler turns into vector
+/// instructions: most strings have nothing to escape and are copied whole.
+#[inline]
+fn may_need_escaping(bytes: &[u8]) -> bool {
+    const CHUNK: usize = 32;
+    let special = |b: u8| (b < 0x20) | (b == b'"') | (b == b'\\');
+    let mut chunks = bytes.chunks_exact(CHUNK);
+    for chunk in &mut chunks {
+        if chunk.iter().fold(false, |found, &b| found | special(b)) {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&b| special(b))
+}
+
 /// Inside a JSON string.
 pub fn json_string(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
+    if !may_need_escaping(bytes) {
+        out.extend_from_slice(bytes);
+        return;
+    }
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         if b >= 0x20 && b != b'"' && b != b'\\' {
@@ -106,6 +135,21 @@ mod tests {
         let mut out = Vec::new();
         f(&mut out, s);
         String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn long_strings_are_escaped_wherever_the_special_byte_is() {
+        for at in [0, 31, 32, 63, 64, 70] {
+            for (special, escaped) in [("\t", "\\t"), ("\"", "\\\""), ("\\", "\\\\")] {
+                let mut s = "x".repeat(71);
+                s.replace_range(at..at + 1, special);
+                let expected = format!("{}{escaped}{}", &s[..at], &s[at + 1..]);
+                assert_eq!(run(tsv_string, &s), expected, "{special:?} at {at}");
+            }
+        }
+        let plain = "y".repeat(100);
+        assert_eq!(run(tsv_string, &plain), plain);
+        assert_eq!(run(json_string, &plain), plain);
     }
 
     #[test]
