@@ -41,6 +41,10 @@ impl SolutionsWriter for CsvWriter {
 
     fn footer(&mut self, _out: &mut Vec<u8>) {}
 
+    fn fork_rows(&self) -> Option<Box<dyn SolutionsWriter>> {
+        Some(Box::new(CsvWriter))
+    }
+
     fn boolean(&mut self, out: &mut Vec<u8>, value: bool) {
         out.extend_from_slice(if value { b"true\r\n" } else { b"false\r\n" });
     }

@@ -73,6 +73,17 @@ impl SolutionsWriter for JsonWriter {
         true
     }
 
+    /// Rows after the first are preceded by a comma: a copy made after
+    /// the first row writes every row that way.
+    fn fork_rows(&self) -> Option<Box<dyn SolutionsWriter>> {
+        (self.rows > 0).then(|| {
+            Box::new(JsonWriter {
+                keys: self.keys.clone(),
+                rows: self.rows,
+            }) as Box<dyn SolutionsWriter>
+        })
+    }
+
     fn boolean(&mut self, out: &mut Vec<u8>, value: bool) {
         out.extend_from_slice(if value {
             b"{\"head\":{},\"boolean\":true}\n"

@@ -161,6 +161,14 @@ pub trait SolutionsWriter: Send {
     }
     /// A whole ASK result.
     fn boolean(&mut self, out: &mut Vec<u8>, value: bool);
+
+    /// A writer of the rows that follow the rows this one wrote, so that
+    /// the rows of a large batch are written on several cores and their
+    /// bytes appended in order. `None` where a row's bytes depend on the
+    /// rows before it in ways a copy cannot know (Arrow record batches).
+    fn fork_rows(&self) -> Option<Box<dyn SolutionsWriter>> {
+        None
+    }
 }
 
 /// Writes CONSTRUCT/DESCRIBE triples into buffers.

@@ -34,6 +34,10 @@ impl SolutionsWriter for TsvWriter {
 
     fn footer(&mut self, _out: &mut Vec<u8>) {}
 
+    fn fork_rows(&self) -> Option<Box<dyn SolutionsWriter>> {
+        Some(Box::new(TsvWriter))
+    }
+
     fn boolean(&mut self, out: &mut Vec<u8>, value: bool) {
         out.extend_from_slice(if value { b"true\n" } else { b"false\n" });
     }

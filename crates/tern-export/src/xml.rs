@@ -62,6 +62,12 @@ impl SolutionsWriter for XmlWriter {
         true
     }
 
+    fn fork_rows(&self) -> Option<Box<dyn SolutionsWriter>> {
+        Some(Box::new(XmlWriter {
+            openings: self.openings.clone(),
+        }))
+    }
+
     fn boolean(&mut self, out: &mut Vec<u8>, value: bool) {
         out.extend_from_slice(PROLOGUE);
         out.extend_from_slice(b"<head/>\n<boolean>");

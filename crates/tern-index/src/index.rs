@@ -221,6 +221,7 @@ impl Index {
                     }
                 }
                 Tag::Vocab => {
+                    keys.touch(next + KEYS_AHEAD);
                     let (_, parts, escaped) = self.checked_key(id, &keys, next, &mut text)?;
                     next += 1;
                     Slot::Key {
@@ -257,6 +258,9 @@ impl Index {
         }
     }
 }
+
+/// How far ahead [`Index::term_refs`] touches keys.
+const KEYS_AHEAD: usize = 8;
 
 /// The vocabulary indexes of the vocabulary IDs among `ids`.
 fn vocab_indexes(ids: &[Id]) -> Vec<u64> {

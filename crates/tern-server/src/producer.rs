@@ -427,11 +427,26 @@ impl Producing {
                         }
                     }
                     let (batch, at) = pending.as_mut().expect("a batch with rows left");
-                    let mut terms = Vec::with_capacity(8);
-                    batch.row(*at, &mut terms);
-                    writer.row(&mut self.sink.buf, &terms);
-                    *at += 1;
-                    self.ending.rows += 1;
+                    let forked = (self.fault_after.is_none()
+                        && batch.len() - *at >= PARALLEL_WRITE_ROWS)
+                        .then(|| write_in_parallel(writer.as_ref(), batch, *at, &mut self.sink.buf))
+                        .flatten();
+                    match forked {
+                        Some(written) => {
+                            *at += written;
+                            self.ending.rows += written as u64;
+                            // A batch counts as many rows: look at the clock
+                            // (and the page's size) before the next one.
+                            since_clock = ROWS_PER_CLOCK_CHECK;
+                        }
+                        None => {
+                            let mut terms = Vec::with_capacity(8);
+                            batch.row(*at, &mut terms);
+                            writer.row(&mut self.sink.buf, &terms);
+                            *at += 1;
+                            self.ending.rows += 1;
+                        }
+                    }
                     self.fault()
                 }
                 Results::Graph { triples, writer } => match triples.next_in_turn(until) {
@@ -546,6 +561,49 @@ impl Producing {
         self.sink.end(ending)?;
         Ok(Step::Done)
     }
+}
+
+/// Rows of a batch left to write from which they are written on all cores.
+const PARALLEL_WRITE_ROWS: usize = 2048;
+
+/// Writes the rows of `batch` from `from` on, cut into one run per core,
+/// each run by a fork of `writer` into its own buffer, the buffers then
+/// appended to `out` in order; the number of rows written, or `None` when
+/// the format cannot fork (then rows go one by one). Exporting a large
+/// result is mostly this formatting, which a single core cannot keep up
+/// with the network at.
+fn write_in_parallel(
+    writer: &dyn SolutionsWriter,
+    batch: &TermBatch,
+    from: usize,
+    out: &mut Vec<u8>,
+) -> Option<usize> {
+    use rayon::prelude::*;
+    let rows = batch.len() - from;
+    let runs = rayon::current_num_threads().clamp(1, 16);
+    let per_run = rows.div_ceil(runs);
+    let forks: Vec<Box<dyn SolutionsWriter>> = (0..runs)
+        .map(|_| writer.fork_rows())
+        .collect::<Option<_>>()?;
+    let buffers: Vec<Vec<u8>> = forks
+        .into_par_iter()
+        .enumerate()
+        .map(|(run, mut fork)| {
+            let start = from + run * per_run;
+            let end = (start + per_run).min(batch.len());
+            let mut buf = Vec::with_capacity((end.saturating_sub(start)) * 128);
+            let mut terms = Vec::with_capacity(8);
+            for i in start..end {
+                batch.row(i, &mut terms);
+                fork.row(&mut buf, &terms);
+            }
+            buf
+        })
+        .collect();
+    for buf in buffers {
+        out.extend_from_slice(&buf);
+    }
+    Some(rows)
 }
 
 /// What a suspended stream had made before the suspension point: it

@@ -79,6 +79,16 @@ impl Keys {
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
         (0..self.len()).map(|i| self.get(i))
     }
+
+    /// Starts loading the `i`-th key into the cache, if there is one, so that
+    /// a loop over keys that lie scattered in memory (the objects of a
+    /// scan) does not wait for each in turn.
+    #[inline]
+    pub fn touch(&self, i: usize) {
+        if i < self.refs.len() {
+            std::hint::black_box(self.get(i).first());
+        }
+    }
 }
 
 fn map(path: &Path) -> Result<Mmap> {
