@@ -2,7 +2,6 @@
 //! merging of rows under SPARQL's rules for unbound variables.
 
 use oxrdf::Variable;
-use rustc_hash::FxHashMap;
 use tern_index::Id;
 
 /// For each column of a combined schema, its column in the left and in the
@@ -58,74 +57,78 @@ impl Solution {
 /// Rows of a materialized input, indexed by their values on some columns, for
 /// joins, OPTIONAL and MINUS. Rows with an unbound key column cannot be hashed:
 /// they are kept aside and checked against every probe.
+///
+/// The index is the rows' key hashes, sorted: building it is one pass and a
+/// sort, with no allocation per row or per key (a hash map of keys to row
+/// lists allocated three times per row, and freeing those was as slow).
+/// Rows whose keys merely share a hash come out as candidates too; every
+/// caller checks the rows it gets.
 pub struct RowTable {
     pub rows: Vec<Vec<Id>>,
-    /// The key index, split by key hash so that the parts are built on all
-    /// cores at once.
-    parts: Vec<FxHashMap<Vec<Id>, Vec<u32>>>,
+    key_columns: Vec<usize>,
+    /// (hash of the key, row) of the rows whose key is bound, sorted.
+    keyed: Vec<(u64, u32)>,
     unkeyed: Vec<u32>,
 }
 
-/// Rows below which the table is built on one thread.
-const PARALLEL_BUILD_ROWS: usize = 16 * 1024;
+/// Rows from which the index is sorted on all cores.
+const PARALLEL_SORT_ROWS: usize = 64 * 1024;
 
-fn part_of(key: &[Id], parts: usize) -> usize {
-    use std::hash::BuildHasher;
-    // The high bits: the maps inside use the low ones.
-    ((rustc_hash::FxBuildHasher.hash_one(key) >> 40) as usize) % parts
+fn key_hash(key: impl Iterator<Item = Id>) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = rustc_hash::FxBuildHasher.build_hasher();
+    for id in key {
+        hasher.write_u64(id.0);
+    }
+    hasher.finish()
 }
 
 impl RowTable {
     pub fn new(rows: Vec<Vec<Id>>, key_columns: Vec<usize>) -> RowTable {
-        use rayon::prelude::*;
-        let key = |row: &[Id]| -> Vec<Id> { key_columns.iter().map(|&c| row[c]).collect() };
-        let unkeyed: Vec<u32> = (0..rows.len() as u32)
-            .filter(|&i| {
-                key_columns
-                    .iter()
-                    .any(|&c| rows[i as usize][c] == Id::UNDEFINED)
-            })
-            .collect();
-        let parts = if rows.len() < PARALLEL_BUILD_ROWS {
-            1
+        let mut keyed = Vec::with_capacity(rows.len());
+        let mut unkeyed = Vec::new();
+        for (i, row) in rows.iter().enumerate() {
+            if key_columns.iter().any(|&c| row[c] == Id::UNDEFINED) {
+                unkeyed.push(i as u32);
+            } else {
+                keyed.push((key_hash(key_columns.iter().map(|&c| row[c])), i as u32));
+            }
+        }
+        if keyed.len() >= PARALLEL_SORT_ROWS {
+            use rayon::slice::ParallelSliceMut;
+            keyed.par_sort_unstable();
         } else {
-            rayon::current_num_threads().clamp(1, 16)
-        };
-        let parts: Vec<FxHashMap<Vec<Id>, Vec<u32>>> = (0..parts)
-            .into_par_iter()
-            .map(|part| {
-                let mut map: FxHashMap<Vec<Id>, Vec<u32>> = FxHashMap::default();
-                for (i, row) in rows.iter().enumerate() {
-                    let k = key(row);
-                    if k.contains(&Id::UNDEFINED) || (parts > 1 && part_of(&k, parts) != part) {
-                        continue;
-                    }
-                    map.entry(k).or_default().push(i as u32);
-                }
-                map
-            })
-            .collect();
+            keyed.sort_unstable();
+        }
         RowTable {
             rows,
-            parts,
+            key_columns,
+            keyed,
             unkeyed,
         }
     }
 
     /// Indexes of rows that may be compatible with a probe whose key values
     /// (in the order of this table's key columns) are `key`.
-    pub fn candidates(&self, key: &[Id]) -> Vec<u32> {
-        if key.contains(&Id::UNDEFINED) {
-            return (0..self.rows.len() as u32).collect();
-        }
-        let part = if self.parts.len() > 1 {
-            part_of(key, self.parts.len())
+    pub fn candidates(&self, key: &[Id]) -> impl Iterator<Item = u32> + '_ {
+        debug_assert_eq!(key.len(), self.key_columns.len());
+        let (keyed, unkeyed, all) = if key.contains(&Id::UNDEFINED) {
+            (
+                &self.keyed[..0],
+                &self.unkeyed[..0],
+                0..self.rows.len() as u32,
+            )
         } else {
-            0
+            let hash = key_hash(key.iter().copied());
+            let start = self.keyed.partition_point(|&(h, _)| h < hash);
+            let end = start + self.keyed[start..].partition_point(|&(h, _)| h == hash);
+            (&self.keyed[start..end], &self.unkeyed[..], 0..0)
         };
-        let mut out: Vec<u32> = self.parts[part].get(key).cloned().unwrap_or_default();
-        out.extend_from_slice(&self.unkeyed);
-        out
+        keyed
+            .iter()
+            .map(|&(_, i)| i)
+            .chain(unkeyed.iter().copied())
+            .chain(all)
     }
 }
 
@@ -149,7 +152,7 @@ mod tests {
             .collect();
         let table = RowTable::new(rows.clone(), vec![0, 1]);
         for probe in [[Id(7), Id(7)], [Id(4321), Id(321)], [Id(4999), Id(999)]] {
-            let mut found = table.candidates(&probe);
+            let mut found: Vec<u32> = table.candidates(&probe).collect();
             found.retain(|&i| Solution::compatible(&probe, &rows[i as usize], &[(0, 0), (1, 1)]));
             let expected: Vec<u32> = (0..rows.len() as u32)
                 .filter(|&i| Solution::compatible(&probe, &rows[i as usize], &[(0, 0), (1, 1)]))
