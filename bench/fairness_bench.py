@@ -355,15 +355,19 @@ def set_ini(text: str, settings: dict[tuple[str, str], str]) -> str:
 
 
 class Virtuoso:
-    """A private Virtuoso instance in work/virtuoso (PEERS.md): loads the data
-    into GRAPH once, then serves it."""
+    """A private Virtuoso instance in work/virtuoso (PEERS.md): loads args.nt
+    into the graph once, then serves it until the context ends (checkpoint, then
+    SIGTERM by pid). Other benchmarks pass their own directory, graph and ports
+    (http_query_bench.py); args needs .nt and .timeout (MaxQueryExecutionTime)."""
 
-    def __init__(self, args):
+    def __init__(self, args, directory: Path | None = None, graph: str = GRAPH,
+                 sql_port: int = VIRTUOSO_SQL_PORT, http_port: int = VIRTUOSO_HTTP_PORT):
         self.args = args
-        self.dir = args.work / "virtuoso"
+        self.dir = directory or args.work / "virtuoso"
+        self.graph, self.sql_port, self.http_port = graph, sql_port, http_port
 
     def isql(self, sql: str, timeout: float = 3600) -> str:
-        r = subprocess.run(["isql-vt", f"127.0.0.1:{VIRTUOSO_SQL_PORT}", "dba", "dba", f"exec={sql}"],
+        r = subprocess.run(["isql-vt", f"127.0.0.1:{self.sql_port}", "dba", "dba", f"exec={sql}"],
                            capture_output=True, text=True, timeout=timeout)
         if r.returncode != 0 or "*** Error" in r.stdout + r.stderr:
             raise RuntimeError(f"isql {sql!r}: {r.stdout} {r.stderr}")
@@ -377,10 +381,10 @@ class Virtuoso:
             ("Database", "xa_persistent_file"): f"{d}/virtuoso.pxa",
             ("TempDatabase", "DatabaseFile"): f"{d}/virtuoso-temp.db",
             ("TempDatabase", "TransactionFile"): f"{d}/virtuoso-temp.trx",
-            ("Parameters", "ServerPort"): f"127.0.0.1:{VIRTUOSO_SQL_PORT}",
+            ("Parameters", "ServerPort"): f"127.0.0.1:{self.sql_port}",
             ("Parameters", "DirsAllowed"): f"., /usr/share/virtuoso-opensource-7/vad, {nt.parent}",
             ("Parameters", "NumberOfBuffers"): "340000", ("Parameters", "MaxDirtyBuffers"): "250000",
-            ("HTTPServer", "ServerPort"): f"127.0.0.1:{VIRTUOSO_HTTP_PORT}",
+            ("HTTPServer", "ServerPort"): f"127.0.0.1:{self.http_port}",
             # One HTTP thread per client (the default 10 would queue clients 11..50
             # in front of the server, which is not what is measured here).
             ("HTTPServer", "ServerThreads"): "64", ("HTTPServer", "MaxClientConnections"): "64",
@@ -398,19 +402,19 @@ class Virtuoso:
         self.log = open(self.dir / "stdout.log", "ab")
         self.proc = subprocess.Popen(["virtuoso-t", "+foreground", "+configfile", str(ini)], cwd=self.dir,
                                      stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
-        wait_http(VIRTUOSO_HTTP_PORT, self.proc)
-        wait_http(VIRTUOSO_SQL_PORT, self.proc)
+        wait_http(self.http_port, self.proc)
+        wait_http(self.sql_port, self.proc)
         marker = self.dir / "loaded"
         if not marker.exists() or marker.read_text() != str(self.args.nt):
             t = time.monotonic()
             nt = self.args.nt
-            self.isql(f"ld_dir('{nt.parent}', '{nt.name}', '{GRAPH}'); rdf_loader_run(); checkpoint;")
+            self.isql(f"ld_dir('{nt.parent}', '{nt.name}', '{self.graph}'); rdf_loader_run(); checkpoint;")
             print(f"virtuoso: loaded {nt} in {time.monotonic() - t:.0f} s", file=sys.stderr)
             marker.write_text(str(nt))
         return self
 
     def endpoint(self, paged_quantum=None) -> Endpoint:
-        return Endpoint(VIRTUOSO_HTTP_PORT, "/sparql", {"default-graph-uri": GRAPH})
+        return Endpoint(self.http_port, "/sparql", {"default-graph-uri": self.graph})
 
     def metrics(self) -> dict:
         return {}
