@@ -565,8 +565,13 @@ impl Producing {
 
 /// Rows of a batch left to write from which they are written on all cores.
 const PARALLEL_WRITE_ROWS: usize = 2048;
+/// Most rows written on all cores at once: the producer looks at the clock
+/// between such runs (one probe row of a cross product can make a batch of
+/// any size).
+const PARALLEL_WRITE_MAX: usize = 16 * 1024;
 
-/// Writes the rows of `batch` from `from` on, cut into one run per core,
+/// Writes the rows of `batch` from `from` on (at most
+/// [`PARALLEL_WRITE_MAX`]), cut into one run per core,
 /// each run by a fork of `writer` into its own buffer, the buffers then
 /// appended to `out` in order; the number of rows written, or `None` when
 /// the format cannot fork (then rows go one by one). Exporting a large
@@ -579,7 +584,8 @@ fn write_in_parallel(
     out: &mut Vec<u8>,
 ) -> Option<usize> {
     use rayon::prelude::*;
-    let rows = batch.len() - from;
+    let rows = (batch.len() - from).min(PARALLEL_WRITE_MAX);
+    let until = from + rows;
     let runs = rayon::current_num_threads().clamp(1, 16);
     let per_run = rows.div_ceil(runs);
     let forks: Vec<Box<dyn SolutionsWriter>> = (0..runs)
@@ -590,7 +596,7 @@ fn write_in_parallel(
         .enumerate()
         .map(|(run, mut fork)| {
             let start = from + run * per_run;
-            let end = (start + per_run).min(batch.len());
+            let end = (start + per_run).min(until);
             let mut buf = Vec::with_capacity((end.saturating_sub(start)) * 128);
             let mut terms = Vec::with_capacity(8);
             for i in start..end {
