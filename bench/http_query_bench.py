@@ -68,7 +68,7 @@ from benchlib import BENCH, DEFAULT_DATA, DEFAULT_TERN, DEFAULT_VENV, SHARED, de
     tool_version
 from fairness_bench import Virtuoso, stop, wait_http
 from query_bench import LITERAL, NUMERIC, SAMPLES, TERM, XSD, bsbm_suite, by_value, close, geomean, mask_bnodes, \
-    same, to_json
+    same, publish
 
 ENGINES = ("tern", "oxigraph", "virtuoso")
 LABEL = {"tern": "tern", "oxigraph": "Oxigraph", "virtuoso": "Virtuoso"}
@@ -733,12 +733,7 @@ def main() -> None:
     }
     report["engines"] = {e: v for e, v in report["engines"].items() if e in args.engines}
     out = args.out or BENCH / "results" / f"http-query-{started:%Y-%m-%d}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(to_json(report) + "\n")
-    print(markdown(results, args.engines))
-    diffs = report_differences(results)
-    print(diffs if diffs else "\nNo result differences.")
-    print(f"\nresults written to {out}", file=sys.stderr)
+    publish(report, out, markdown(results, args.engines), report_differences(results))
 
 
 if __name__ == "__main__":

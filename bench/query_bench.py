@@ -467,6 +467,15 @@ def to_json(o, depth: int = 0) -> str:
     return json.dumps(o, ensure_ascii=False)
 
 
+def publish(report: dict, out: Path, tables: str, differences: str) -> None:
+    """Writes the JSON report to `out` and prints the tables and the result differences."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(to_json(report) + "\n")
+    print(tables)
+    print(differences if differences else "\nNo result differences.")
+    print(f"\nresults written to {out}", file=sys.stderr)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tern", type=Path, default=DEFAULT_TERN, help="tern binary (default: %(default)s)")
@@ -582,12 +591,7 @@ def main() -> None:
         "suites": results,
     }
     out = args.out or BENCH / "results" / f"query-{started:%Y-%m-%d}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(to_json(report) + "\n")
-    print(markdown(results, args.engines))
-    diffs = report_differences(results)
-    print(diffs if diffs else "\nNo result differences.")
-    print(f"\nresults written to {out}", file=sys.stderr)
+    publish(report, out, markdown(results, args.engines), report_differences(results))
 
 
 if __name__ == "__main__":

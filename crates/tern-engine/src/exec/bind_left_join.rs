@@ -157,7 +157,8 @@ impl Operator for BindLeftJoin {
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         let in_progress = state.number(0)? == 1;
         let matched = state.number(1)? == 1;
-        let row: Vec<Id> = state.numbers.iter().skip(2).map(|&n| Id(n)).collect();
+        // The left row in progress follows the two flags (see `save`).
+        let row: Vec<Id> = state.numbers[2..].iter().map(|&n| Id(n)).collect();
         let mut children = state.children.into_iter();
         let left = children.next().ok_or_else(|| bad_state("left input"))?;
         self.left.restore(left, stash)?;

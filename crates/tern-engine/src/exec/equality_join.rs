@@ -11,7 +11,7 @@
 
 use super::condition::Condition;
 use super::rows::Sources;
-use super::{Batch, BoxedOperator, JoinInputs, Operator, RowTable, Solution, BATCH_ROWS};
+use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, RowTable, Solution};
 use crate::context::QueryContext;
 use crate::exists::Scope;
 use crate::profile::OperatorInfo;
@@ -107,50 +107,47 @@ impl Operator for EqualityJoin {
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
-        self.ctx.check()?;
-        let width = self.variables.len();
-        let Some(table) = self.inputs.build.table(&self.ctx)? else {
-            // The turn ended while the build side was pulled in.
-            return Ok(Some(Batch::with_columns(width)));
-        };
-        if table.rows.is_empty() {
-            return Ok(None);
-        }
-        let mut out = Batch::with_columns(width);
-        let mut probed = 0usize;
-        while out.len < BATCH_ROWS {
-            probed += 1;
-            if probed.is_multiple_of(1024) && self.ctx.stop_turn(out.len) {
-                return Ok(Some(out));
-            }
-            let Some(left) = self.inputs.probe.next_row(&self.ctx)? else {
-                break;
-            };
-            let key = left[self.probe_column];
-            // `=` with an unbound side is an error: no row.
-            if key == Id::UNDEFINED {
-                continue;
-            }
-            if !self.ctx.is_literal(key)? {
-                for candidate in table.candidates(&[key]) {
-                    let right = &table.rows[candidate as usize];
-                    if right[self.build_column] == key {
-                        out.push_row(&Solution::merge(&left, right, &self.sources));
+        let EqualityJoin {
+            ctx,
+            variables,
+            inputs,
+            probe_column,
+            build_column,
+            sources,
+            condition,
+            literal_rows: literals,
+        } = self;
+        let (probe_column, build_column) = (*probe_column, *build_column);
+        inputs.next_batch(
+            ctx,
+            variables.len(),
+            EmptyBuild::EndsJoin,
+            |left, table, out| {
+                let key = left[probe_column];
+                // `=` with an unbound side is an error: no row.
+                if key == Id::UNDEFINED {
+                    return Ok(());
+                }
+                if !ctx.is_literal(key)? {
+                    for candidate in table.candidates(&[key]) {
+                        let right = &table.rows[candidate as usize];
+                        if right[build_column] == key {
+                            out.push_row(&Solution::merge(left, right, sources));
+                        }
+                    }
+                    return Ok(());
+                }
+                if literals.is_none() {
+                    *literals = Some(literal_rows(ctx, table, build_column)?);
+                }
+                for &candidate in literals.as_deref().unwrap_or_default() {
+                    let merged = Solution::merge(left, &table.rows[candidate as usize], sources);
+                    if condition.is_true(&merged)? {
+                        out.push_row(&merged);
                     }
                 }
-                continue;
-            }
-            if self.literal_rows.is_none() {
-                self.literal_rows = Some(literal_rows(&self.ctx, table, self.build_column)?);
-            }
-            for &candidate in self.literal_rows.as_deref().unwrap_or_default() {
-                let merged = Solution::merge(&left, &table.rows[candidate as usize], &self.sources);
-                if self.condition.is_true(&merged)? {
-                    out.push_row(&merged);
-                }
-            }
-        }
-        self.ctx.check_memory((out.len * (width * 8 + 24)) as u64)?;
-        Ok((out.len > 0).then_some(out))
+                Ok(())
+            },
+        )
     }
 }

@@ -1,7 +1,7 @@
 //! Inner join: the build side is materialized into a [`RowTable`] keyed on the
 //! shared variables; the probe side streams through.
 
-use super::{Batch, BoxedOperator, JoinInputs, Operator, Solution, BATCH_ROWS};
+use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, Solution};
 use crate::context::QueryContext;
 use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
@@ -63,38 +63,21 @@ impl Operator for HashJoin {
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
-        // Once per output batch: one probe row of a cross product can make
-        // a whole batch, so the probe side's checks alone come too rarely.
-        self.ctx.check()?;
-        let width = self.variables.len();
-        let Some(table) = self.inputs.build.table(&self.ctx)? else {
-            // The turn ended while the build side was pulled in.
-            return Ok(Some(Batch::with_columns(width)));
-        };
-        let mut out = Batch::with_columns(width);
-        if table.rows.is_empty() {
-            return Ok(None);
-        }
-        let mut probed = 0usize;
-        while out.len < BATCH_ROWS {
-            probed += 1;
-            // A selective join may probe millions of rows for few results:
-            // hand out what there is (or nothing) when the turn is over.
-            if probed.is_multiple_of(1024) && self.ctx.stop_turn(out.len) {
-                return Ok(Some(out));
-            }
-            let Some(left) = self.inputs.probe.next_row(&self.ctx)? else {
-                break;
-            };
-            let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();
-            for candidate in table.candidates(&key) {
-                let right = &table.rows[candidate as usize];
-                if Solution::compatible(&left, right, &self.shared) {
-                    out.push_row(&Solution::merge(&left, right, &self.sources));
+        let (shared, sources) = (&self.shared, &self.sources);
+        self.inputs.next_batch(
+            &self.ctx,
+            self.variables.len(),
+            EmptyBuild::EndsJoin,
+            |left, table, out| {
+                let key: Vec<Id> = shared.iter().map(|&(l, _)| left[l]).collect();
+                for candidate in table.candidates(&key) {
+                    let right = &table.rows[candidate as usize];
+                    if Solution::compatible(left, right, shared) {
+                        out.push_row(&Solution::merge(left, right, sources));
+                    }
                 }
-            }
-        }
-        self.ctx.check_memory((out.len * (width * 8 + 24)) as u64)?;
-        Ok((out.len > 0).then_some(out))
+                Ok(())
+            },
+        )
     }
 }

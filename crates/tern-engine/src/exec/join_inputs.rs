@@ -3,9 +3,20 @@
 //! the equality join share how these are listed, saved and restored.
 
 use super::cursor::RowCursor;
-use super::{BoxedOperator, BuildSide, Operator};
+use super::{Batch, BoxedOperator, BuildSide, Operator, RowTable, BATCH_ROWS};
+use crate::context::QueryContext;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
+use tern_index::Id;
+
+/// What an empty build side means for the join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmptyBuild {
+    /// No rows at all (inner joins).
+    EndsJoin,
+    /// Every probe row still counts (OPTIONAL).
+    ProbeAnyway,
+}
 
 pub struct JoinInputs {
     pub probe: RowCursor,
@@ -26,6 +37,45 @@ impl JoinInputs {
         let mut children = vec![self.probe.input.as_ref()];
         children.extend(self.build.input());
         children
+    }
+
+    /// The next batch of a join of `width` columns: the build side pulled in
+    /// first (an empty batch when the turn ends meanwhile), then probe rows
+    /// handed with the table to `per_row`, which adds their output rows,
+    /// until the batch is full, the probe side ends (`None` if nothing came)
+    /// or the turn is over.
+    pub fn next_batch(
+        &mut self,
+        ctx: &QueryContext,
+        width: usize,
+        empty: EmptyBuild,
+        mut per_row: impl FnMut(&[Id], &RowTable, &mut Batch) -> Result<(), EngineError>,
+    ) -> Result<Option<Batch>, EngineError> {
+        // Once per output batch: one probe row of a cross product can make
+        // a whole batch, so the probe side's checks alone come too rarely.
+        ctx.check()?;
+        let Some(table) = self.build.table(ctx)? else {
+            return Ok(Some(Batch::with_columns(width)));
+        };
+        if empty == EmptyBuild::EndsJoin && table.rows.is_empty() {
+            return Ok(None);
+        }
+        let mut out = Batch::with_columns(width);
+        let mut probed = 0usize;
+        while out.len < BATCH_ROWS {
+            probed += 1;
+            // A selective join may probe millions of rows for few results:
+            // hand out what there is (or nothing) when the turn is over.
+            if probed.is_multiple_of(1024) && ctx.stop_turn(out.len) {
+                return Ok(Some(out));
+            }
+            let Some(row) = self.probe.next_row(ctx)? else {
+                break;
+            };
+            per_row(&row, table, &mut out)?;
+        }
+        ctx.check_memory((out.len * (width * 8 + 24)) as u64)?;
+        Ok((out.len > 0).then_some(out))
     }
 
     /// The probe side's state, then the build side's.

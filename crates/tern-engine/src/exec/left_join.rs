@@ -1,7 +1,7 @@
 //! OPTIONAL: every left row, joined with the compatible right rows that pass
 //! the optional's filter, or alone when there are none.
 
-use super::{Batch, BoxedOperator, JoinInputs, Operator, Solution, BATCH_ROWS};
+use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, Solution};
 use crate::context::QueryContext;
 use crate::expr_eval::RowEvaluator;
 use crate::profile::OperatorInfo;
@@ -75,46 +75,36 @@ impl Operator for LeftJoin {
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
-        self.ctx.check()?;
-        let width = self.variables.len();
-        let Some(table) = self.inputs.build.table(&self.ctx)? else {
-            // The turn ended while the right side was pulled in.
-            return Ok(Some(Batch::with_columns(width)));
-        };
+        let (shared, sources, filter) = (&self.shared, &self.sources, &self.filter);
         let alone: Vec<(Option<usize>, Option<usize>)> =
-            self.sources.iter().map(|&(l, _)| (l, None)).collect();
-        let mut out = Batch::with_columns(width);
-        let mut probed = 0usize;
-        while out.len < BATCH_ROWS {
-            probed += 1;
-            if probed.is_multiple_of(1024) && self.ctx.stop_turn(out.len) {
-                return Ok(Some(out)); // the turn is over: what there is
-            }
-            let Some(left) = self.inputs.probe.next_row(&self.ctx)? else {
-                break;
-            };
-            let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();
-            let mut matched = false;
-            for candidate in table.candidates(&key) {
-                let right = &table.rows[candidate as usize];
-                if !Solution::compatible(&left, right, &self.shared) {
-                    continue;
+            sources.iter().map(|&(l, _)| (l, None)).collect();
+        self.inputs.next_batch(
+            &self.ctx,
+            self.variables.len(),
+            EmptyBuild::ProbeAnyway,
+            |left, table, out| {
+                let key: Vec<Id> = shared.iter().map(|&(l, _)| left[l]).collect();
+                let mut matched = false;
+                for candidate in table.candidates(&key) {
+                    let right = &table.rows[candidate as usize];
+                    if !Solution::compatible(left, right, shared) {
+                        continue;
+                    }
+                    let merged = Solution::merge(left, right, sources);
+                    let keep = match filter {
+                        None => true,
+                        Some(filter) => filter.is_true(&merged)?,
+                    };
+                    if keep {
+                        matched = true;
+                        out.push_row(&merged);
+                    }
                 }
-                let merged = Solution::merge(&left, right, &self.sources);
-                let keep = match &self.filter {
-                    None => true,
-                    Some(filter) => filter.is_true(&merged)?,
-                };
-                if keep {
-                    matched = true;
-                    out.push_row(&merged);
+                if !matched {
+                    out.push_row(&Solution::merge(left, &[], &alone));
                 }
-            }
-            if !matched {
-                out.push_row(&Solution::merge(&left, &[], &alone));
-            }
-        }
-        self.ctx.check_memory((out.len * (width * 8 + 24)) as u64)?;
-        Ok((out.len > 0).then_some(out))
+                Ok(())
+            },
+        )
     }
 }

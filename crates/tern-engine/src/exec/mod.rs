@@ -37,7 +37,7 @@ pub use filter::Filter;
 pub use group::Group;
 pub use hash_join::HashJoin;
 pub use index_join::IndexJoin;
-pub use join_inputs::JoinInputs;
+pub use join_inputs::{EmptyBuild, JoinInputs};
 pub use left_join::LeftJoin;
 pub use measured::Measured;
 pub use merge_join::MergeJoin;
