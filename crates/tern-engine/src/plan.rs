@@ -431,19 +431,18 @@ impl Planner {
         let mut rest = Vec::new();
         let mut joins = Vec::new();
         for conjunct in exists::conjuncts(expression) {
-            match exists::as_semi_join(&conjunct, input.variables()) {
-                // A few rows are cheaper checked one by one (the pattern
-                // planned with each row's values) than against the
-                // pattern evaluated whole.
-                Some(spec)
-                    if !per_row_is_cheaper(
-                        input.estimated_rows(),
-                        self.plan(&spec.pattern, graph)?.estimated_rows(),
-                    ) =>
-                {
-                    joins.push(spec)
-                }
-                _ => rest.push(conjunct),
+            let Some(spec) = exists::as_semi_join(&conjunct, input.variables()) else {
+                rest.push(conjunct);
+                continue;
+            };
+            let pattern = self.plan(&spec.pattern, graph)?;
+            // A few rows are cheaper checked one by one (the pattern
+            // planned with each row's values) than against the pattern
+            // evaluated whole.
+            if per_row_is_cheaper(input.estimated_rows(), pattern.estimated_rows()) {
+                rest.push(conjunct);
+            } else {
+                joins.push((spec, pattern));
             }
         }
         if joins.is_empty() {
@@ -467,11 +466,11 @@ impl Planner {
             ));
         }
         let last = joins.len() - 1;
-        for (i, spec) in joins.into_iter().enumerate() {
+        for (i, (spec, pattern)) in joins.into_iter().enumerate() {
             let join: BoxedOperator = Box::new(SemiJoin::new(
                 self.ctx.clone(),
                 operator,
-                self.plan(&spec.pattern, graph)?,
+                pattern,
                 spec.residual,
                 spec.anti,
                 self.scope(graph),
