@@ -11,7 +11,7 @@ use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 /// Duplicates are removed among this many recent triples. A result is a set
 /// of triples, so a repeat beyond the window changes no graph a client
 /// parses, and the window keeps memory bounded for exports of any size.
-const DUPLICATE_WINDOW: usize = 1 << 16;
+const DUPLICATE_WINDOW: usize = 1 << 13;
 
 pub struct Construct {
     rows: SolutionStream,

@@ -94,6 +94,19 @@ impl Index {
         &self.permutations[perm as usize]
     }
 
+    /// Sets the memory for decoded blocks of the whole index: three quarters
+    /// for the vocabulary (writing results decodes terms from all over it),
+    /// the rest shared by the six permutations. Caches only: with any budget
+    /// every block can still be read, it is then decoded again.
+    pub fn set_cache_budget(&self, bytes: usize) {
+        let vocabulary = bytes / 4 * 3;
+        self.vocab.set_cache_budget(vocabulary);
+        let per_permutation = (bytes - vocabulary) / self.permutations.len();
+        for permutation in &self.permutations {
+            permutation.set_cache_budget(per_permutation);
+        }
+    }
+
     /// Whether a vocabulary or inline ID stands for a literal (false for
     /// blank nodes, [`Id::UNDEFINED`] and per-query IDs, which the index
     /// does not know). IRI keys sort before literal keys, so the vocabulary's

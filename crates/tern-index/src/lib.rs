@@ -3,6 +3,7 @@
 //!
 //! Reading starts at [`Index::open`]; building at [`builder::build`].
 
+mod block_file;
 pub mod builder;
 mod error;
 mod id;

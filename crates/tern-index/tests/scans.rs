@@ -177,6 +177,47 @@ fn predicate_statistics_match_scans() {
 }
 
 #[test]
+fn a_small_cache_budget_bounds_decoded_blocks_and_changes_no_answer() {
+    let (_tmp, index) = generated_index();
+    let (_tmp2, small) = generated_index();
+    let budget = 200 << 10;
+    small.set_cache_budget(budget);
+    let all: Vec<u64> = (0..index.vocabulary().len()).collect();
+    // Twice: the second time partly from the cache.
+    for _ in 0..2 {
+        for perm in Permutation::ALL {
+            assert_eq!(all_rows(&small, perm), all_rows(&index, perm), "{perm:?}");
+            let first = all_rows(&index, perm)[0];
+            let prefix = [Id(first[0])];
+            let looked_up = small.scan(perm, &prefix, ScanRange::ALL).count();
+            assert_eq!(looked_up, index.scan(perm, &prefix, ScanRange::ALL).count());
+        }
+        assert_eq!(
+            small.vocabulary().keys(&all).unwrap(),
+            index.vocabulary().keys(&all).unwrap()
+        );
+    }
+    let vocabulary = small.vocabulary().cache_bytes();
+    assert!(
+        vocabulary > 0 && vocabulary <= budget / 4 * 3,
+        "{vocabulary}"
+    );
+    let permutations: usize = Permutation::ALL
+        .iter()
+        .map(|&p| small.permutation(p).cache_bytes())
+        .sum();
+    assert!(permutations <= budget / 4, "{permutations}");
+    // A full scan keeps only its first blocks (the default budget holds all).
+    let spo = index.permutation(Permutation::Spo);
+    assert!(spo.block_count() > 2);
+    assert!(
+        spo.cache_bytes() <= 2 * (4096 * 4 * 8),
+        "{}",
+        spo.cache_bytes()
+    );
+}
+
+#[test]
 fn vocabulary_lookups_agree_in_both_directions() {
     let (_tmp, index) = generated_index();
     let vocab = index.vocabulary();

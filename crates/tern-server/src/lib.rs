@@ -21,6 +21,7 @@ mod error;
 mod metrics;
 mod negotiate;
 mod paging;
+mod parallel_write;
 mod producer;
 mod protocol;
 mod scheduler;

@@ -17,6 +17,7 @@ use crate::chunk::{Chunk, Ending};
 use crate::encoding::{compress_stage, Encoding};
 use crate::error::RequestError;
 use crate::paging::{PageRequest, PageStats};
+use crate::parallel_write::{ParallelWriter, PARALLEL_WRITE_MAX, PARALLEL_WRITE_ROWS};
 use crate::scheduler::{Step, Task};
 use bytes::Bytes;
 use oxrdf::Triple;
@@ -108,7 +109,15 @@ impl Sink {
             let full =
                 std::mem::replace(&mut self.buf, Vec::with_capacity(CHUNK_BYTES + (64 << 10)));
             self.payload += full.len() as u64;
-            self.outbox.push_back(Chunk::Data(Bytes::from(full)));
+            // A batch written on all cores can make several chunks' worth:
+            // they go as pieces of at most a chunk (sharing one buffer), so
+            // the channel's capacity bounds the bytes in flight.
+            let mut full = Bytes::from(full);
+            while full.len() > CHUNK_BYTES {
+                self.outbox
+                    .push_back(Chunk::Data(full.split_to(CHUNK_BYTES)));
+            }
+            self.outbox.push_back(Chunk::Data(full));
         }
         self.last_flush = Instant::now();
         self.deliver()
@@ -190,6 +199,9 @@ enum Results {
         writer: Box<dyn SolutionsWriter>,
         /// The batch being written and the next row of it to write.
         pending: Option<(TermBatch, usize)>,
+        /// The next batch, fetched while the last rows of `pending` were
+        /// written (never for pages, whose state must fit a token).
+        ahead: Option<Polled<TermBatch>>,
     },
     Graph {
         triples: TripleStream,
@@ -216,6 +228,7 @@ struct Producing {
     received: Instant,
     fault_after: Option<u64>,
     page: Option<PageRequest>,
+    parallel: ParallelWriter,
 }
 
 impl QueryTask {
@@ -325,6 +338,7 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
                 rows,
                 writer,
                 pending: None,
+                ahead: None,
             }
         }
         QueryOutcome::Boolean(value) => {
@@ -350,6 +364,7 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
         received: job.received,
         fault_after: job.fault_after.filter(|_| job.page.is_none()),
         page: job.page,
+        parallel: ParallelWriter::default(),
     });
     if matches!(producing.results, Results::Written) {
         let ending = producing.finish();
@@ -405,6 +420,7 @@ impl Producing {
                     rows,
                     writer,
                     pending,
+                    ahead,
                 } => {
                     // Rows are written from batches whose terms are
                     // borrowed from the index: no `Term` is made per value.
@@ -413,7 +429,11 @@ impl Producing {
                         .is_none_or(|(batch, at)| *at >= batch.len())
                     {
                         *pending = None;
-                        match rows.next_batch_in_turn(until) {
+                        let next = match ahead.take() {
+                            Some(next) => next,
+                            None => rows.next_batch_in_turn(until),
+                        };
+                        match next {
                             Polled::End => {
                                 writer.footer(&mut self.sink.buf);
                                 return self.end();
@@ -427,10 +447,25 @@ impl Producing {
                         }
                     }
                     let (batch, at) = pending.as_mut().expect("a batch with rows left");
-                    let forked = (self.fault_after.is_none()
-                        && batch.len() - *at >= PARALLEL_WRITE_ROWS)
-                        .then(|| write_in_parallel(writer.as_ref(), batch, *at, &mut self.sink.buf))
-                        .flatten();
+                    let left = batch.len() - *at;
+                    let forked = if self.fault_after.is_some() || left < PARALLEL_WRITE_ROWS {
+                        None
+                    } else if paged || left > PARALLEL_WRITE_MAX {
+                        self.parallel
+                            .write(writer.as_ref(), batch, *at, &mut self.sink.buf)
+                    } else {
+                        // The batch's last rows: fetch the next batch meanwhile.
+                        let fetch = || rows.next_batch_in_turn(until);
+                        self.parallel
+                            .write_while(writer.as_ref(), batch, *at, &mut self.sink.buf, fetch)
+                            .map(|(written, next)| {
+                                // A paused stream is simply asked again.
+                                if !matches!(next, Polled::Pending) {
+                                    *ahead = Some(next);
+                                }
+                                written
+                            })
+                    };
                     match forked {
                         Some(written) => {
                             *at += written;
@@ -533,7 +568,9 @@ impl Producing {
                 mut rows,
                 writer,
                 pending,
+                ahead,
             } => {
+                debug_assert!(ahead.is_none(), "pages do not fetch ahead");
                 // Rows of the batch not written yet belong to this page.
                 if let Some((batch, at)) = pending {
                     rows.unread(batch.into_rows_from(at));
@@ -561,55 +598,6 @@ impl Producing {
         self.sink.end(ending)?;
         Ok(Step::Done)
     }
-}
-
-/// Rows of a batch left to write from which they are written on all cores.
-const PARALLEL_WRITE_ROWS: usize = 2048;
-/// Most rows written on all cores at once: the producer looks at the clock
-/// between such runs (one probe row of a cross product can make a batch of
-/// any size).
-const PARALLEL_WRITE_MAX: usize = 16 * 1024;
-
-/// Writes the rows of `batch` from `from` on (at most
-/// [`PARALLEL_WRITE_MAX`]), cut into one run per core,
-/// each run by a fork of `writer` into its own buffer, the buffers then
-/// appended to `out` in order; the number of rows written, or `None` when
-/// the format cannot fork (then rows go one by one). Exporting a large
-/// result is mostly this formatting, which a single core cannot keep up
-/// with the network at.
-fn write_in_parallel(
-    writer: &dyn SolutionsWriter,
-    batch: &TermBatch,
-    from: usize,
-    out: &mut Vec<u8>,
-) -> Option<usize> {
-    use rayon::prelude::*;
-    let rows = (batch.len() - from).min(PARALLEL_WRITE_MAX);
-    let until = from + rows;
-    let runs = rayon::current_num_threads().clamp(1, 16);
-    let per_run = rows.div_ceil(runs);
-    let forks: Vec<Box<dyn SolutionsWriter>> = (0..runs)
-        .map(|_| writer.fork_rows())
-        .collect::<Option<_>>()?;
-    let buffers: Vec<Vec<u8>> = forks
-        .into_par_iter()
-        .enumerate()
-        .map(|(run, mut fork)| {
-            let start = from + run * per_run;
-            let end = (start + per_run).min(until);
-            let mut buf = Vec::with_capacity((end.saturating_sub(start)) * 128);
-            let mut terms = Vec::with_capacity(8);
-            for i in start..end {
-                batch.row(i, &mut terms);
-                fork.row(&mut buf, &terms);
-            }
-            buf
-        })
-        .collect();
-    for buf in buffers {
-        out.extend_from_slice(&buf);
-    }
-    Some(rows)
 }
 
 /// What a suspended stream had made before the suspension point: it

@@ -1,18 +1,17 @@
 use super::writer::{data_file, meta_file, BlockMeta, META_RECORD};
 use super::{codec, Batch, Permutation, Row};
+use crate::block_file::BlockFile;
 use crate::error::{IndexError, IoContext, Result};
 use crate::Id;
-use memmap2::Mmap;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
-use std::fs::File;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 struct Inner {
     perm: Permutation,
     blocks: Vec<BlockMeta>,
-    data: Mmap,
+    data: BlockFile,
     path: std::path::PathBuf,
     cache: BlockCache,
 }
@@ -21,7 +20,6 @@ struct Inner {
 /// in the same blocks again and again (the planner counts them, then scans
 /// them, index joins probe them per row); decoding a block costs far more
 /// than finding rows in it.
-#[derive(Default)]
 struct BlockCache {
     entries: Mutex<CacheState>,
 }
@@ -29,19 +27,38 @@ struct BlockCache {
 /// The columns of one decoded block.
 type DecodedBlock = Arc<Vec<Vec<u64>>>;
 
-#[derive(Default)]
 struct CacheState {
     /// Counts lookups; the entry used longest ago is evicted first.
     clock: u64,
     /// Block number → (clock at last use, columns).
     blocks: FxHashMap<usize, (u64, DecodedBlock)>,
+    bytes: usize,
+    budget: usize,
 }
 
-/// Blocks kept per permutation: 128 × 4,096 rows × 4 columns × 8 bytes =
-/// 16 MiB at most (96 MiB for all six).
-const CACHED_BLOCKS: usize = 128;
+/// Memory for decoded blocks per permutation unless set otherwise: 128
+/// blocks of 4,096 rows × 4 columns × 8 bytes (96 MiB for all six).
+pub const DEFAULT_BLOCK_CACHE_BYTES: usize = 16 << 20;
+
+/// Blocks of one scan that go into the cache.
+const CACHED_BLOCKS_PER_SCAN: u64 = 2;
+
+fn block_bytes(columns: &DecodedBlock) -> usize {
+    columns.iter().map(|c| c.capacity() * 8).sum()
+}
 
 impl BlockCache {
+    fn new(budget: usize) -> BlockCache {
+        BlockCache {
+            entries: Mutex::new(CacheState {
+                clock: 0,
+                blocks: FxHashMap::default(),
+                bytes: 0,
+                budget,
+            }),
+        }
+    }
+
     fn get(&self, b: usize) -> Option<DecodedBlock> {
         let mut guard = self.entries.lock().unwrap();
         let state = &mut *guard;
@@ -54,19 +71,38 @@ impl BlockCache {
     }
 
     fn insert(&self, b: usize, columns: DecodedBlock) {
-        let mut guard = self.entries.lock().unwrap();
-        let state = &mut *guard;
-        if state.blocks.len() >= CACHED_BLOCKS {
-            let oldest = state
+        let size = block_bytes(&columns);
+        let mut state = self.entries.lock().unwrap();
+        if size > state.budget || state.blocks.contains_key(&b) {
+            return;
+        }
+        state.make_room(size);
+        state.bytes += size;
+        let tick = state.clock;
+        state.blocks.insert(b, (tick, columns));
+    }
+
+    fn set_budget(&self, bytes: usize) {
+        let mut state = self.entries.lock().unwrap();
+        state.budget = bytes;
+        state.make_room(0);
+    }
+}
+
+impl CacheState {
+    /// Evicts the blocks used longest ago until `size` more bytes fit.
+    fn make_room(&mut self, size: usize) {
+        while self.bytes + size > self.budget {
+            let oldest = self
                 .blocks
                 .iter()
                 .min_by_key(|(_, (used, _))| *used)
                 .map(|(&k, _)| k);
-            if let Some(oldest) = oldest {
-                state.blocks.remove(&oldest);
-            }
+            let Some((_, columns)) = oldest.and_then(|k| self.blocks.remove(&k)) else {
+                break;
+            };
+            self.bytes -= block_bytes(&columns);
         }
-        state.blocks.insert(b, (state.clock, columns));
     }
 }
 
@@ -91,11 +127,9 @@ impl PermutationReader {
             .map(BlockMeta::from_bytes)
             .collect();
         let path = dir.join(data_file(perm));
-        let file = File::open(&path).at(&path)?;
-        // SAFETY: index files are written once, renamed into place and never modified.
-        let data = unsafe { Mmap::map(&file) }.at(&path)?;
+        let data = BlockFile::open(&path)?;
         if let Some(last) = blocks.last() {
-            if last.offset + last.byte_len() > data.len() as u64 {
+            if last.offset + last.byte_len() > data.len() {
                 return Err(IndexError::Corrupt {
                     path,
                     reason: "data shorter than its block directory".into(),
@@ -108,7 +142,7 @@ impl PermutationReader {
                 blocks,
                 data,
                 path,
-                cache: BlockCache::default(),
+                cache: BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES),
             }),
         })
     }
@@ -126,31 +160,50 @@ impl PermutationReader {
     }
 
     pub fn disk_bytes(&self) -> u64 {
-        (self.inner.data.len() + self.inner.blocks.len() * META_RECORD) as u64
+        self.inner.data.len() + (self.inner.blocks.len() * META_RECORD) as u64
+    }
+
+    /// Sets the memory for decoded blocks (default
+    /// [`DEFAULT_BLOCK_CACHE_BYTES`]), dropping blocks used longest ago.
+    pub fn set_cache_budget(&self, bytes: usize) {
+        self.inner.cache.set_budget(bytes);
+    }
+
+    /// Memory held by decoded blocks now.
+    pub fn cache_bytes(&self) -> usize {
+        self.inner.cache.entries.lock().unwrap().bytes
     }
 
     /// Decodes the first `columns` columns of block `b`.
     fn decode(&self, b: usize, columns: usize) -> Result<Vec<Vec<u64>>> {
         let meta = &self.inner.blocks[b];
-        let mut slices = Vec::with_capacity(columns);
-        let mut at = meta.offset as usize;
-        for &len in &meta.column_bytes[..columns] {
-            slices.push(&self.inner.data[at..at + len as usize]);
-            at += len as usize;
-        }
-        codec::decode(&slices, meta.rows as usize).ok_or_else(|| IndexError::Corrupt {
+        let lens = &meta.column_bytes[..columns];
+        let end = meta.offset + lens.iter().map(|&l| u64::from(l)).sum::<u64>();
+        let decoded = self.inner.data.read(meta.offset..end, |bytes| {
+            let mut slices = Vec::with_capacity(columns);
+            let mut at = 0;
+            for &len in lens {
+                slices.push(&bytes[at..at + len as usize]);
+                at += len as usize;
+            }
+            codec::decode(&slices, meta.rows as usize)
+        })?;
+        decoded.ok_or_else(|| IndexError::Corrupt {
             path: self.inner.path.clone(),
             reason: format!("block {b} does not decode"),
         })
     }
 
-    /// All four columns of block `b`, from the cache when it was read lately.
-    fn decode_cached(&self, b: usize) -> Result<DecodedBlock> {
+    /// All four columns of block `b`, from the cache when it was read lately;
+    /// kept in the cache if `keep`.
+    fn decode_cached(&self, b: usize, keep: bool) -> Result<DecodedBlock> {
         if let Some(columns) = self.inner.cache.get(b) {
             return Ok(columns);
         }
         let columns = Arc::new(self.decode(b, 4)?);
-        self.inner.cache.insert(b, columns.clone());
+        if keep {
+            self.inner.cache.insert(b, columns.clone());
+        }
         Ok(columns)
     }
 
@@ -188,7 +241,7 @@ impl PermutationReader {
             if k == 0 {
                 continue;
             }
-            let columns = self.decode_cached(b)?;
+            let columns = self.decode_cached(b, true)?;
             let key = |i: usize| -> Vec<u64> { columns[..k].iter().map(|c| c[i]).collect() };
             let n = meta.rows as usize;
             let start = partition(n, |i| key(i).as_slice() < &lo[..k]);
@@ -275,7 +328,10 @@ impl Iterator for ScanIter {
     fn next(&mut self) -> Option<Result<Batch>> {
         for b in self.blocks.by_ref() {
             self.blocks_read += 1;
-            let columns = match self.reader.decode_cached(b) {
+            // The first blocks of a scan are the ones lookups read again; a
+            // long scan's later blocks would only push them out of the cache.
+            let keep = self.blocks_read <= CACHED_BLOCKS_PER_SCAN;
+            let columns = match self.reader.decode_cached(b, keep) {
                 Ok(c) => c,
                 Err(e) => return Some(Err(e)),
             };

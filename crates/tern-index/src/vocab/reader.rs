@@ -3,6 +3,7 @@ use super::{
     BLOCKS_FILE, DICTIONARY_FILE, FIRSTS_FILE, HEADER, INDEX_FILE, LONG_BLOCKS_FILE,
     LONG_INDEX_FILE, LONG_RECORD, MAGIC, RECORD,
 };
+use crate::block_file::BlockFile;
 use crate::error::{IndexError, IoContext, Result};
 use memmap2::Mmap;
 use rayon::prelude::*;
@@ -23,9 +24,9 @@ const PARALLEL_DECODE: usize = 16;
 pub struct Vocabulary {
     dir: PathBuf,
     entries: u64,
-    blocks: Mmap,
+    blocks: BlockFile,
     firsts: Mmap,
-    long_blocks: Mmap,
+    long_blocks: BlockFile,
     main_decoder: BlockDecoder,
     long_decoder: BlockDecoder,
     /// Main blocks: first entries (and the total), then per block its byte
@@ -140,8 +141,8 @@ impl Vocabulary {
         let dictionary_bytes = std::fs::read(&dictionary_path).at(&dictionary_path)?;
         let dictionaries = Dictionaries::from_bytes(&dictionary_bytes)
             .ok_or_else(|| corrupt(DICTIONARY_FILE, "bad header"))?;
-        let blocks = map(&dir.join(BLOCKS_FILE))?;
-        let long_blocks = map(&dir.join(LONG_BLOCKS_FILE))?;
+        let blocks = BlockFile::open(&dir.join(BLOCKS_FILE))?;
+        let long_blocks = BlockFile::open(&dir.join(LONG_BLOCKS_FILE))?;
         let firsts = map(&dir.join(FIRSTS_FILE))?;
         let offsets = fields(records, RECORD, 1);
         let separators = fields(records, RECORD, 2);
@@ -156,14 +157,14 @@ impl Vocabulary {
         let main = Locator::new(fields(records, RECORD, 0));
         let long = Locator::new(fields(&long_records, LONG_RECORD, 0));
         if !sorted(&main.firsts, true, entries)
-            || !sorted(&offsets, false, blocks.len() as u64)
+            || !sorted(&offsets, false, blocks.len())
             || !sorted(&separators, false, firsts.len() as u64)
             || !sorted(&first_longs, false, long_entries)
         {
             return Err(corrupt(INDEX_FILE, "inconsistent block directory"));
         }
         if !sorted(&long.firsts, true, long_entries)
-            || !sorted(&long_offsets, false, long_blocks.len() as u64)
+            || !sorted(&long_offsets, false, long_blocks.len())
         {
             return Err(corrupt(LONG_INDEX_FILE, "inconsistent block directory"));
         }
@@ -200,7 +201,9 @@ impl Vocabulary {
 
     /// Bytes on disk.
     pub fn disk_bytes(&self) -> u64 {
-        (self.blocks.len() + self.long_blocks.len() + self.firsts.len()) as u64
+        self.blocks.len()
+            + self.long_blocks.len()
+            + self.firsts.len() as u64
             + self.directory_bytes
             + self.dictionary_bytes
     }
@@ -273,9 +276,11 @@ impl Vocabulary {
                 block,
             )
         };
+        let entries = (firsts[block + 1] - firsts[block]) as usize;
         bytes
-            .get(offsets[block] as usize..offsets[block + 1] as usize)
-            .and_then(|b| decoder.decode(b, (firsts[block + 1] - firsts[block]) as usize))
+            .read(offsets[block]..offsets[block + 1], |b| {
+                decoder.decode(b, entries)
+            })?
             .ok_or_else(|| self.corrupt(file, format!("block {block} does not decode")))
     }
 

@@ -160,11 +160,11 @@ impl VocabWriter {
         if long {
             self.long.coder.push(&key, false);
             self.long_entries += 1;
-            if self.long.coder.key_bytes() >= block::TARGET_RAW_BYTES {
+            if self.long.coder.key_bytes() >= block::LONG_TARGET_RAW_BYTES {
                 self.seal_long()?;
             }
         }
-        if self.main.coder.key_bytes() >= block::TARGET_RAW_BYTES
+        if self.main.coder.key_bytes() >= block::MAIN_TARGET_RAW_BYTES
             || self.main.coder.entries() >= block::MAX_ENTRIES
         {
             self.seal_main()?;
