@@ -1,5 +1,6 @@
 //! The `tern` command.
 
+mod cache;
 mod commands;
 mod size;
 

@@ -21,12 +21,6 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 }
 
 /// The default builder budget: 40% of this machine's memory.
-/// Memory for decoded index blocks unless `--cache` says otherwise: enough
-/// for a full export of BSBM 10M to run at full speed (the vocabulary blocks
-/// its rows refer to), small enough that such an export leaves the server
-/// within 100 MB of its idle RSS.
-pub const DEFAULT_CACHE: &str = "88M";
-
 pub fn default_memory() -> u64 {
     let total = std::fs::read_to_string("/proc/meminfo")
         .ok()

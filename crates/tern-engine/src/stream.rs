@@ -168,22 +168,6 @@ impl TermBatch {
             Terms::Owned(rows) => out.extend(rows[i].iter().map(|t| t.as_ref().map(Term::as_ref))),
         }
     }
-
-    /// Rows `from..` as owned terms.
-    pub fn into_rows_from(self, from: usize) -> Vec<SolutionRow> {
-        match self.0 {
-            Terms::Owned(mut rows) => rows.split_off(from.min(rows.len())),
-            Terms::Borrowed { .. } => {
-                let mut refs = Vec::new();
-                (from..self.len())
-                    .map(|i| {
-                        self.row(i, &mut refs);
-                        refs.iter().map(|t| t.map(TermRef::into_owned)).collect()
-                    })
-                    .collect()
-            }
-        }
-    }
 }
 
 impl SolutionStream {
@@ -202,14 +186,6 @@ impl SolutionStream {
                 self.done = true;
                 Polled::Ready(Err(e))
             }
-        }
-    }
-
-    /// Puts rows taken but not written back in front of the stream: they
-    /// come next, or with the saved state when the query is suspended.
-    pub fn unread(&mut self, rows: Vec<SolutionRow>) {
-        for row in rows.into_iter().rev() {
-            self.buffer.push_front(row);
         }
     }
 

@@ -94,16 +94,14 @@ impl Index {
         &self.permutations[perm as usize]
     }
 
-    /// Sets the memory for decoded blocks of the whole index: three quarters
-    /// for the vocabulary (writing results decodes terms from all over it),
-    /// the rest shared by the six permutations. Caches only: with any budget
-    /// every block can still be read, it is then decoded again.
-    pub fn set_cache_budget(&self, bytes: usize) {
-        let vocabulary = bytes / 4 * 3;
+    /// Sets the memory for decoded blocks: of the vocabulary, and of the six
+    /// permutations (shared equally). Caches only: with any budget every
+    /// block can still be read, it is then decoded again.
+    pub fn set_cache_budget(&self, vocabulary: usize, permutations: usize) {
         self.vocab.set_cache_budget(vocabulary);
-        let per_permutation = (bytes - vocabulary) / self.permutations.len();
+        let each = permutations / self.permutations.len();
         for permutation in &self.permutations {
-            permutation.set_cache_budget(per_permutation);
+            permutation.set_cache_budget(each);
         }
     }
 

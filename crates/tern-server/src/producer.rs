@@ -559,22 +559,34 @@ impl Producing {
             // The scheduler's turn ended before the page's quantum.
             return Ok(Step::Yielded);
         }
+        // Rows of the batch not written yet belong to this page: written
+        // from the batch as usual, before the suspension is timed.
+        if let Results::Solutions {
+            writer, pending, ..
+        } = &mut self.results
+        {
+            if let Some((batch, at)) = pending.take() {
+                let mut terms = Vec::with_capacity(8);
+                for i in at..batch.len() {
+                    batch.row(i, &mut terms);
+                    writer.row(&mut self.sink.buf, &terms);
+                }
+                self.ending.rows += (batch.len() - at) as u64;
+            }
+        }
         // Suspension proper is timed: saving the operators and sealing the
         // token, not writing the rows that were decoded before it.
         let started = Instant::now();
         let stash = page.stash();
         let suspended = match std::mem::replace(&mut self.results, Results::Written) {
             Results::Solutions {
-                mut rows,
+                rows,
                 writer,
                 pending,
                 ahead,
             } => {
                 debug_assert!(ahead.is_none(), "pages do not fetch ahead");
-                // Rows of the batch not written yet belong to this page.
-                if let Some((batch, at)) = pending {
-                    rows.unread(batch.into_rows_from(at));
-                }
+                debug_assert!(pending.is_none(), "written above");
                 rows.suspend(&stash)
                     .map(|(rows, saved)| (saved, Leftover::Solutions(rows, writer)))
             }

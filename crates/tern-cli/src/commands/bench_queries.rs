@@ -39,6 +39,8 @@ pub struct BenchQueriesArgs {
     /// Stop each execution after this many seconds; the query's remaining runs are skipped.
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
+    #[command(flatten)]
+    cache: crate::cache::CacheArgs,
     /// Where the per-query records go (JSON Lines).
     #[arg(long, value_name = "OUT")]
     json: PathBuf,
@@ -105,6 +107,7 @@ struct Outcome {
 
 pub fn run(args: BenchQueriesArgs) -> Result<()> {
     let index = Arc::new(Index::open(&args.index)?);
+    args.cache.apply(&index);
     let engine = Engine::new(
         index,
         EngineOptions {

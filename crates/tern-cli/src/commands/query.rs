@@ -23,9 +23,8 @@ pub struct QueryArgs {
     /// Memory budget for the query's materialized state, e.g. 512M.
     #[arg(long, value_parser = parse_size)]
     memory: Option<u64>,
-    /// Memory for decoded index blocks (vocabulary and permutations), e.g. 256M.
-    #[arg(long, value_parser = parse_size, default_value = crate::size::DEFAULT_CACHE)]
-    cache: u64,
+    #[command(flatten)]
+    cache: crate::cache::CacheArgs,
     /// Run the query, discard its results and print the plan with runtime
     /// information per operator (estimated and actual rows, time, blocks read).
     #[arg(long)]
@@ -51,7 +50,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
         (None, None) => bail!("give a query, or --file FILE"),
     };
     let index = Arc::new(Index::open(&args.index)?);
-    index.set_cache_budget(args.cache as usize);
+    args.cache.apply(&index);
     let engine = Engine::new(
         index,
         EngineOptions {

@@ -33,11 +33,8 @@ pub struct ServeArgs {
     /// quarter of RAM), so one query cannot take the server down.
     #[arg(long, value_parser = parse_size)]
     memory: Option<u64>,
-    /// Memory for decoded index blocks (vocabulary and permutations) kept
-    /// for later queries, e.g. 256M. Exporting a large result decodes blocks
-    /// from all over the index; this bounds what stays of them.
-    #[arg(long, value_parser = parse_size, default_value = crate::size::DEFAULT_CACHE)]
-    cache: u64,
+    #[command(flatten)]
+    cache: crate::cache::CacheArgs,
     /// Longest accepted query, in bytes (413 beyond).
     #[arg(long, default_value_t = 1 << 20)]
     max_query_bytes: usize,
@@ -72,7 +69,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .init();
     let index =
         Arc::new(Index::open(&args.index).with_context(|| format!("{}", args.index.display()))?);
-    index.set_cache_budget(args.cache as usize);
+    args.cache.apply(&index);
     let timeout = (args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout));
     let engine = Engine::new(
         index,
