@@ -9,7 +9,8 @@ use crate::suspend::{bad_state, Stash};
 use crate::{construct, describe, EngineError, QueryOutcome};
 use oxrdf::NamedNode;
 use spargebra::algebra::QueryDataset;
-use spargebra::{Query, SparqlParser};
+use crate::parsed::ParsedQueries;
+use spargebra::Query;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -107,11 +108,16 @@ pub struct Execution {
 pub struct Engine {
     index: Arc<Index>,
     options: EngineOptions,
+    parsed: Arc<ParsedQueries>,
 }
 
 impl Engine {
     pub fn new(index: Arc<Index>, options: EngineOptions) -> Engine {
-        Engine { index, options }
+        Engine {
+            index,
+            options,
+            parsed: Arc::default(),
+        }
     }
 
     pub fn index(&self) -> &Arc<Index> {
@@ -153,15 +159,7 @@ impl Engine {
         resume: Option<(&SavedQuery, &Stash)>,
     ) -> Result<Execution, EngineError> {
         let started = Instant::now();
-        let mut parser = SparqlParser::new();
-        if let Some(base) = &request.base_iri {
-            parser = parser
-                .with_base_iri(base)
-                .map_err(|e| EngineError::Parse(e.to_string()))?;
-        }
-        let query = parser
-            .parse_query(query)
-            .map_err(|e| EngineError::Parse(e.to_string()))?;
+        let query = self.parsed.parse(query, request.base_iri.as_deref())?;
         let parsed = Instant::now();
         let (dataset, base_iri, pattern) = match &query {
             Query::Select {

@@ -14,6 +14,7 @@ mod exists;
 pub mod expr;
 mod expr_eval;
 mod join_order;
+mod parsed;
 mod plan;
 mod profile;
 mod results;

@@ -12,7 +12,44 @@
 use crate::stream::SavedQuery;
 use base64::Engine as _;
 use hmac::{KeyInit, Mac};
+use std::cell::RefCell;
 use thiserror::Error;
+
+/// Largest payload a token may decompress to.
+const MAX_PAYLOAD: usize = 1 << 20;
+
+thread_local! {
+    // zstd contexts are kept per thread: making one costs more than
+    // compressing a token (tens of µs of a suspension that takes a hundred).
+    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
+}
+
+fn compress(payload: &[u8]) -> std::io::Result<Vec<u8>> {
+    COMPRESSOR.with_borrow_mut(|slot| {
+        let compressor = match slot {
+            Some(c) => c,
+            None => slot.insert(zstd::bulk::Compressor::new(3)?),
+        };
+        compressor.compress(payload)
+    })
+}
+
+/// The payload of a compressed token; `None` if it does not decompress or
+/// claims to be larger than [`MAX_PAYLOAD`].
+fn decompress(frame: &[u8]) -> Option<Vec<u8>> {
+    let size = zstd::zstd_safe::get_frame_content_size(frame).ok()??;
+    if size > MAX_PAYLOAD as u64 {
+        return None;
+    }
+    DECOMPRESSOR.with_borrow_mut(|slot| {
+        let decompressor = match slot {
+            Some(d) => d,
+            None => slot.insert(zstd::bulk::Decompressor::new().ok()?),
+        };
+        decompressor.decompress(frame, size as usize).ok()
+    })
+}
 
 const VERSION: u8 = 1;
 const TAG_BYTES: usize = 16;
@@ -86,7 +123,7 @@ impl ContinuationToken {
         self.write(&mut payload);
         let mut flags = 0;
         if payload.len() > 64 {
-            if let Ok(small) = zstd::bulk::compress(&payload, 3) {
+            if let Ok(small) = compress(&payload) {
                 if small.len() < payload.len() {
                     payload = small;
                     flags = FLAG_COMPRESSED;
@@ -118,8 +155,7 @@ impl ContinuationToken {
             return Err(TokenError::Version(body[0]));
         }
         let payload = if body[1] & FLAG_COMPRESSED != 0 {
-            zstd::bulk::decompress(&body[2..], 1 << 20)
-                .map_err(|_| TokenError::Malformed("payload does not decompress"))?
+            decompress(&body[2..]).ok_or(TokenError::Malformed("payload does not decompress"))?
         } else {
             body[2..].to_vec()
         };
