@@ -2,6 +2,7 @@
 
 use crate::context::{GraphSet, Limits, QueryContext};
 use crate::exec::Values;
+use crate::parsed::ParsedQueries;
 use crate::plan::{GraphContext, Planner};
 use crate::profile::Profile;
 use crate::stream::{SavedQuery, SolutionStream, TripleSource, TripleStream};
@@ -9,7 +10,6 @@ use crate::suspend::{bad_state, Stash};
 use crate::{construct, describe, EngineError, QueryOutcome};
 use oxrdf::NamedNode;
 use spargebra::algebra::QueryDataset;
-use crate::parsed::ParsedQueries;
 use spargebra::Query;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
