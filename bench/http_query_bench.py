@@ -68,7 +68,7 @@ from benchlib import BENCH, DEFAULT_DATA, DEFAULT_TERN, DEFAULT_VENV, SHARED, de
     tool_version
 from fairness_bench import Virtuoso, stop, wait_http
 from query_bench import LITERAL, NUMERIC, SAMPLES, TERM, XSD, bsbm_suite, by_value, close, geomean, mask_bnodes, \
-    same, publish
+    same, publish, median_cells
 
 ENGINES = ("tern", "oxigraph", "virtuoso")
 LABEL = {"tern": "tern", "oxigraph": "Oxigraph", "virtuoso": "Virtuoso"}
@@ -567,10 +567,6 @@ def summarize(records: list[dict], engines: list[str]) -> dict:
     return out
 
 
-def fmt_ms(x):
-    return "—" if x is None else f"{x:,.2f}" if x < 100 else f"{x:,.0f}"
-
-
 def fmt_speed(x):
     return "—" if x is None else f"{x:.2f}x"
 
@@ -607,12 +603,7 @@ def markdown(results: dict, engines: list[str]) -> str:
                   "| query | n | " + " | ".join(L) + " | " + " | ".join(f"vs {LABEL[p]}" for p in peers) + " |",
                   "|---|---:|" + "---:|" * (len(engines) + len(peers))]
         for g, row in res["summary"]["groups"].items():
-            cells = []
-            for e in engines:
-                c = fmt_ms(row[e]["median_ms"])
-                if row[e]["failed"]:
-                    c += f" ({row[e]['failed']} failed)"
-                cells.append(c)
+            cells = median_cells(row, engines)
             lines.append(f"| {g.upper()} | {row['queries']} | " + " | ".join(cells) + " | "
                          + " | ".join(fmt_speed(row.get("speed_vs", {}).get(p)) for p in peers) + " |")
     return "\n".join(lines)

@@ -386,6 +386,12 @@ def fmt_ms(x):
     return "—" if x is None else f"{x:,.2f}" if x < 100 else f"{x:,.0f}"
 
 
+def median_cells(row: dict, engines: list[str]) -> list[str]:
+    """Per engine, a query type's median latency and how many of its queries failed."""
+    return [fmt_ms(row[e]["median_ms"]) + (f" ({row[e]['failed']} failed)" if row[e]["failed"] else "")
+            for e in engines]
+
+
 def markdown(results: dict, engines: list[str]) -> str:
     two = len(engines) == 2
     lines = ["| suite | queries | " + " | ".join(f"{e} failed" for e in engines) + " | "
@@ -406,12 +412,7 @@ def markdown(results: dict, engines: list[str]) -> str:
                   "| query | n | " + " | ".join(engines) + (" | speed |" if two else " |"),
                   "|---|---:|" + "---:|" * len(engines) + ("---:|" if two else "")]
         for g, row in res["summary"]["groups"].items():
-            cells = []
-            for e in engines:
-                c = fmt_ms(row[e]["median_ms"])
-                if row[e]["failed"]:
-                    c += f" ({row[e]['failed']} failed)"
-                cells.append(c)
+            cells = median_cells(row, engines)
             sp = row.get("speedup")
             lines.append(f"| {g} | {row['queries']} | " + " | ".join(cells)
                          + (f" | {sp:.2f}x |" if sp else " | — |" if two else " |"))

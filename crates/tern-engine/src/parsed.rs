@@ -20,28 +20,33 @@ pub struct ParsedQueries {
 impl ParsedQueries {
     /// The parsed query, from the memo or parsed now.
     pub fn parse(&self, text: &str, base_iri: Option<&str>) -> Result<Query, EngineError> {
+        if text.len() > LONGEST_KEPT {
+            return parse(text, base_iri);
+        }
         let key = (base_iri.map(str::to_owned), text.to_owned());
         if let Some(query) = self.queries.lock().unwrap().get(&key) {
             return Ok(query.clone());
         }
-        let mut parser = SparqlParser::new();
-        if let Some(base) = base_iri {
-            parser = parser
-                .with_base_iri(base)
-                .map_err(|e| EngineError::Parse(e.to_string()))?;
+        let query = parse(text, base_iri)?;
+        let mut queries = self.queries.lock().unwrap();
+        if queries.len() >= ENTRIES {
+            queries.clear();
         }
-        let query = parser
-            .parse_query(text)
-            .map_err(|e| EngineError::Parse(e.to_string()))?;
-        if text.len() <= LONGEST_KEPT {
-            let mut queries = self.queries.lock().unwrap();
-            if queries.len() >= ENTRIES {
-                queries.clear();
-            }
-            queries.insert(key, query.clone());
-        }
+        queries.insert(key, query.clone());
         Ok(query)
     }
+}
+
+fn parse(text: &str, base_iri: Option<&str>) -> Result<Query, EngineError> {
+    let mut parser = SparqlParser::new();
+    if let Some(base) = base_iri {
+        parser = parser
+            .with_base_iri(base)
+            .map_err(|e| EngineError::Parse(e.to_string()))?;
+    }
+    parser
+        .parse_query(text)
+        .map_err(|e| EngineError::Parse(e.to_string()))
 }
 
 #[cfg(test)]

@@ -19,10 +19,10 @@ use thiserror::Error;
 const MAX_PAYLOAD: usize = 1 << 20;
 
 thread_local! {
-    // zstd contexts are kept per thread: making one costs more than
-    // compressing a token (tens of µs of a suspension that takes a hundred).
+    // The compression context is kept per thread: making one costs more
+    // than compressing a token (tens of µs of a suspension that takes a
+    // hundred). Decompression uses tern_index::thread_zstd likewise.
     static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
-    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
 }
 
 fn compress(payload: &[u8]) -> std::io::Result<Vec<u8>> {
@@ -42,13 +42,7 @@ fn decompress(frame: &[u8]) -> Option<Vec<u8>> {
     if size > MAX_PAYLOAD as u64 {
         return None;
     }
-    DECOMPRESSOR.with_borrow_mut(|slot| {
-        let decompressor = match slot {
-            Some(d) => d,
-            None => slot.insert(zstd::bulk::Decompressor::new().ok()?),
-        };
-        decompressor.decompress(frame, size as usize).ok()
-    })
+    tern_index::thread_zstd::decompress(frame, size as usize)
 }
 
 const VERSION: u8 = 1;

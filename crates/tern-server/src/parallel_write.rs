@@ -13,6 +13,20 @@ pub const PARALLEL_WRITE_ROWS: usize = 2048;
 /// any size).
 pub const PARALLEL_WRITE_MAX: usize = 16 * 1024;
 
+/// Writes rows `rows` of `batch` one after the other into `out`.
+pub fn write_rows(
+    writer: &mut dyn SolutionsWriter,
+    batch: &TermBatch,
+    rows: std::ops::Range<usize>,
+    out: &mut Vec<u8>,
+) {
+    let mut terms = Vec::with_capacity(8);
+    for i in rows {
+        batch.row(i, &mut terms);
+        writer.row(out, &terms);
+    }
+}
+
 /// Writes runs of rows in parallel, keeping its buffers from run to run.
 #[derive(Default)]
 pub struct ParallelWriter {
@@ -67,11 +81,7 @@ impl ParallelWriter {
                         buf.clear();
                         let start = from + run * per_run;
                         let end = (start + per_run).min(until);
-                        let mut terms = Vec::with_capacity(8);
-                        for i in start..end {
-                            batch.row(i, &mut terms);
-                            fork.row(buf, &terms);
-                        }
+                        write_rows(fork.as_mut(), batch, start..end, buf);
                     })
             },
             meanwhile,

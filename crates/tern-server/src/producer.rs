@@ -17,7 +17,7 @@ use crate::chunk::{Chunk, Ending};
 use crate::encoding::{compress_stage, Encoding};
 use crate::error::RequestError;
 use crate::paging::{PageRequest, PageStats};
-use crate::parallel_write::{ParallelWriter, PARALLEL_WRITE_MAX, PARALLEL_WRITE_ROWS};
+use crate::parallel_write::{write_rows, ParallelWriter, PARALLEL_WRITE_MAX, PARALLEL_WRITE_ROWS};
 use crate::scheduler::{Step, Task};
 use bytes::Bytes;
 use oxrdf::Triple;
@@ -475,9 +475,7 @@ impl Producing {
                             since_clock = ROWS_PER_CLOCK_CHECK;
                         }
                         None => {
-                            let mut terms = Vec::with_capacity(8);
-                            batch.row(*at, &mut terms);
-                            writer.row(&mut self.sink.buf, &terms);
+                            write_rows(writer.as_mut(), batch, *at..*at + 1, &mut self.sink.buf);
                             *at += 1;
                             self.ending.rows += 1;
                         }
@@ -566,11 +564,7 @@ impl Producing {
         } = &mut self.results
         {
             if let Some((batch, at)) = pending.take() {
-                let mut terms = Vec::with_capacity(8);
-                for i in at..batch.len() {
-                    batch.row(i, &mut terms);
-                    writer.row(&mut self.sink.buf, &terms);
-                }
+                write_rows(writer.as_mut(), &batch, at..batch.len(), &mut self.sink.buf);
                 self.ending.rows += (batch.len() - at) as u64;
             }
         }

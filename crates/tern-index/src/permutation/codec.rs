@@ -66,24 +66,6 @@ pub fn decode(bytes: &[&[u8]], rows: usize) -> Option<Vec<Vec<u64>>> {
     Some(out)
 }
 
-thread_local! {
-    /// One decompression context per thread: making one costs about as much
-    /// as decompressing a block, and index joins decompress blocks by the
-    /// hundred.
-    static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-fn decompress(body: &[u8], capacity: usize) -> Option<Vec<u8>> {
-    DECOMPRESSOR.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        if slot.is_none() {
-            *slot = Some(zstd::bulk::Decompressor::new().ok()?);
-        }
-        slot.as_mut()?.decompress(body, capacity).ok()
-    })
-}
-
 fn decode_column(data: &[u8], rows: usize, same_prefix: &[bool]) -> Option<Vec<u64>> {
     let (&kind, body) = data.split_first()?;
     let raw;
@@ -94,7 +76,7 @@ fn decode_column(data: &[u8], rows: usize, same_prefix: &[bool]) -> Option<Vec<u
         }
         VARINT => body,
         VARINT_ZSTD => {
-            raw = decompress(body, rows * 10)?;
+            raw = crate::thread_zstd::decompress(body, rows * 10)?;
             &raw
         }
         _ => return None,
