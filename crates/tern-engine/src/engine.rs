@@ -1,7 +1,6 @@
 //! The engine's front door.
 
 use crate::context::{GraphSet, Limits, QueryContext};
-use crate::exec::Values;
 use crate::parsed::ParsedQueries;
 use crate::plan::{GraphContext, Planner};
 use crate::profile::Profile;
@@ -86,6 +85,10 @@ pub struct QueryRequest {
     /// Lowers the engine's memory budget for this query.
     pub memory_budget: Option<u64>,
     pub cancel: CancelFlag,
+    /// Keep the per-operator runtime information (`explain`). Describing
+    /// every operator decodes the plan's constants: a third of the time to
+    /// plan a small query, which a resumed page pays again.
+    pub profile: bool,
 }
 
 /// How long the steps before execution took.
@@ -161,7 +164,7 @@ impl Engine {
         let started = Instant::now();
         let query = self.parsed.parse(query, request.base_iri.as_deref())?;
         let parsed = Instant::now();
-        let (dataset, base_iri, pattern) = match &query {
+        let (dataset, base_iri, pattern) = match &*query {
             Query::Select {
                 dataset,
                 pattern,
@@ -191,7 +194,7 @@ impl Engine {
             _ => None,
         };
         let ctx = self.context(dataset, base_iri, request, now)?;
-        if let (Query::Describe { .. }, Some((saved, stash))) = (&query, resume) {
+        if let (Query::Describe { .. }, Some((saved, stash))) = (&*query, resume) {
             // A suspended DESCRIBE had computed its descriptions already.
             let handle = saved.plan.stashed.ok_or_else(|| bad_state("DESCRIBE"))?;
             return Ok(Execution {
@@ -199,11 +202,15 @@ impl Engine {
                     stash.take(handle)?,
                 ))),
                 timings: Timings::default(),
-                profile: Profile::of(&Values::empty(Vec::new())),
+                profile: Profile::not_kept(),
             });
         }
         let root = Planner::new(ctx.clone()).plan(pattern, &GraphContext::Default)?;
-        let profile = Profile::of(root.as_ref());
+        let profile = if request.profile {
+            Profile::of(root.as_ref())
+        } else {
+            Profile::not_kept()
+        };
         let mut solutions = SolutionStream::new(ctx.clone(), root);
         if let Some((saved, stash)) = resume {
             solutions.restore(saved, stash)?;
@@ -212,14 +219,14 @@ impl Engine {
             parse: parsed - started,
             plan: parsed.elapsed(),
         };
-        let outcome = match query {
+        let outcome = match &*query {
             Query::Select { .. } => QueryOutcome::Solutions {
                 variables: solutions.variables(),
                 rows: solutions,
             },
             Query::Ask { .. } => QueryOutcome::Boolean(solutions.next().transpose()?.is_some()),
             Query::Construct { template, .. } => {
-                let mut construct = construct::Construct::new(solutions, template);
+                let mut construct = construct::Construct::new(solutions, template.clone());
                 if let Some((saved, stash)) = resume {
                     if let Some(state) = &saved.construct {
                         construct.restore(state, stash)?;

@@ -14,8 +14,8 @@
 //! for the winner.
 
 use oxrdf::Variable;
-use rustc_hash::FxHashMap;
-use std::sync::Mutex;
+use std::sync::LazyLock;
+use tern_index::memo::Memo;
 
 /// What the planner knows about one triple pattern.
 #[derive(Debug, Clone)]
@@ -208,12 +208,27 @@ fn cross(a: &Estimate, b: &Estimate) -> Estimate {
     joined(a, b, rows, a.cost + b.cost + a.rows + b.rows + rows, None)
 }
 
-/// The estimated rows of a tree's result, recomputed from its leaves.
-pub fn estimate_rows(tree: &JoinTree, patterns: &[PatternEstimate]) -> f64 {
-    let Some((_, leaves)) = numbered(patterns) else {
-        return patterns.iter().map(|p| p.rows).fold(0.0, f64::max);
-    };
-    estimate_of(tree, &leaves).rows
+/// Estimated rows of the join trees over one set of patterns: numbers the
+/// variables once for all the nodes of a plan.
+pub struct Estimator {
+    leaves: Result<Vec<Estimate>, f64>,
+}
+
+impl Estimator {
+    pub fn new(patterns: &[PatternEstimate]) -> Estimator {
+        Estimator {
+            leaves: numbered(patterns)
+                .map(|(_, leaves)| leaves)
+                .ok_or_else(|| patterns.iter().map(|p| p.rows).fold(0.0, f64::max)),
+        }
+    }
+
+    pub fn rows(&self, tree: &JoinTree) -> f64 {
+        match &self.leaves {
+            Ok(leaves) => estimate_of(tree, leaves).rows,
+            Err(largest) => *largest,
+        }
+    }
 }
 
 fn estimate_of(tree: &JoinTree, leaves: &[Estimate]) -> Estimate {
@@ -230,14 +245,10 @@ fn estimate_of(tree: &JoinTree, leaves: &[Estimate]) -> Estimate {
 /// the estimates alone, and the same query planned again (a suspended query
 /// resumed page after page, a dashboard's query) finds the same estimates.
 /// For a star of nine patterns the search is half of the query's planning.
-struct Memo {
-    trees: FxHashMap<Vec<u8>, JoinTree>,
-}
+static MEMO: LazyLock<Memo<Vec<u8>, JoinTree>> = LazyLock::new(|| Memo::new(MEMO_ENTRIES));
 
-/// Trees remembered at most; the memo starts over when full.
+/// Trees remembered at most.
 const MEMO_ENTRIES: usize = 4096;
-
-static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
 
 /// The memo's key: every input of the search, exactly (float bits).
 fn memo_key(patterns: &[PatternEstimate]) -> Vec<u8> {
@@ -261,23 +272,11 @@ fn memo_key(patterns: &[PatternEstimate]) -> Vec<u8> {
 /// The cheapest join tree found for the patterns (at least one).
 pub fn order(patterns: &[PatternEstimate]) -> JoinTree {
     let key = memo_key(patterns);
-    if let Some(tree) = MEMO
-        .lock()
-        .unwrap()
-        .as_ref()
-        .and_then(|m| m.trees.get(&key))
-    {
-        return tree.clone();
+    if let Some(tree) = MEMO.get(&key) {
+        return tree;
     }
     let tree = search(patterns);
-    let mut memo = MEMO.lock().unwrap();
-    let memo = memo.get_or_insert_with(|| Memo {
-        trees: FxHashMap::default(),
-    });
-    if memo.trees.len() >= MEMO_ENTRIES {
-        memo.trees.clear();
-    }
-    memo.trees.insert(key, tree.clone());
+    MEMO.insert(key, tree.clone());
     tree
 }
 
@@ -476,7 +475,7 @@ mod tests {
             "the label pattern is looked up per row: {:?}",
             plan
         );
-        assert!(estimate_rows(&plan, &patterns) <= 13.0);
+        assert!(Estimator::new(&patterns).rows(&plan) <= 13.0);
     }
 
     #[test]

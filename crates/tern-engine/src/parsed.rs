@@ -4,36 +4,36 @@
 
 use crate::EngineError;
 use spargebra::{Query, SparqlParser};
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::Arc;
+use tern_index::memo::Memo;
 
-/// Queries remembered at most; the memo starts over when full.
+/// Queries remembered at most.
 const ENTRIES: usize = 256;
 /// Longer query texts are parsed every time rather than kept.
 const LONGEST_KEPT: usize = 16 * 1024;
 
-#[derive(Default)]
 pub struct ParsedQueries {
-    queries: Mutex<HashMap<(Option<String>, String), Query>>,
+    queries: Memo<(Option<String>, String), Arc<Query>>,
+}
+
+impl Default for ParsedQueries {
+    fn default() -> ParsedQueries {
+        ParsedQueries {
+            queries: Memo::new(ENTRIES),
+        }
+    }
 }
 
 impl ParsedQueries {
-    /// The parsed query, from the memo or parsed now.
-    pub fn parse(&self, text: &str, base_iri: Option<&str>) -> Result<Query, EngineError> {
+    /// The parsed query, from the memo or parsed now. Shared, not copied:
+    /// copying the syntax tree of a query costs as much as planning it.
+    pub fn parse(&self, text: &str, base_iri: Option<&str>) -> Result<Arc<Query>, EngineError> {
         if text.len() > LONGEST_KEPT {
-            return parse(text, base_iri);
+            return parse(text, base_iri).map(Arc::new);
         }
         let key = (base_iri.map(str::to_owned), text.to_owned());
-        if let Some(query) = self.queries.lock().unwrap().get(&key) {
-            return Ok(query.clone());
-        }
-        let query = parse(text, base_iri)?;
-        let mut queries = self.queries.lock().unwrap();
-        if queries.len() >= ENTRIES {
-            queries.clear();
-        }
-        queries.insert(key, query.clone());
-        Ok(query)
+        self.queries
+            .get_or_try(key, || parse(text, base_iri).map(Arc::new))
     }
 }
 
@@ -65,7 +65,7 @@ mod tests {
             .unwrap()
             .parse_query(text)
             .unwrap();
-        assert_eq!(first, fresh);
+        assert_eq!(*first, fresh);
         // The base IRI is part of the key: <p> resolves differently.
         let other = memo.parse(text, Some("http://other.org/")).unwrap();
         assert_ne!(other, first);

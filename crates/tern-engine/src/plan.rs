@@ -584,7 +584,8 @@ impl Planner {
             .map(|(rows, variables, terms, _)| self.pattern_estimate(*rows, variables, terms))
             .collect();
         let tree = join_order::order(&estimates);
-        Ok(self.build_join_tree(&tree, &scans, &estimates))
+        let estimator = join_order::Estimator::new(&estimates);
+        Ok(self.build_join_tree(&tree, &scans, &estimator))
     }
 
     /// Distinct values per variable of a pattern: from the predicate's
@@ -636,7 +637,7 @@ impl Planner {
         &self,
         tree: &JoinTree,
         scans: &[ScanSpec],
-        estimates: &[PatternEstimate],
+        estimates: &join_order::Estimator,
     ) -> BoxedOperator {
         let ctx = &self.ctx;
         let scan = |i: usize| -> BoxedOperator {
@@ -646,7 +647,7 @@ impl Planner {
                 Some(rows),
             ))
         };
-        let estimate = |t: &JoinTree| join_order::estimate_rows(t, estimates).round() as u64;
+        let estimate = |t: &JoinTree| estimates.rows(t).round() as u64;
         let operator: BoxedOperator = match tree {
             JoinTree::Scan(i) => return scan(*i),
             JoinTree::Hash(a, b) => {

@@ -72,6 +72,16 @@ impl Profile {
         Profile(Arc::new(root.profile()))
     }
 
+    /// The profile of a query that was not asked to keep one.
+    pub fn not_kept() -> Profile {
+        Profile(Arc::new(ProfileNode {
+            info: OperatorInfo::new("NotKept", "runtime information was not requested"),
+            estimated_rows: None,
+            stats: None,
+            children: Vec::new(),
+        }))
+    }
+
     /// The counters as they are now.
     pub fn snapshot(&self) -> PlanProfile {
         self.0.snapshot()

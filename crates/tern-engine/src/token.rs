@@ -29,7 +29,7 @@ fn compress(payload: &[u8]) -> std::io::Result<Vec<u8>> {
     COMPRESSOR.with_borrow_mut(|slot| {
         let compressor = match slot {
             Some(c) => c,
-            None => slot.insert(zstd::bulk::Compressor::new(3)?),
+            None => slot.insert(zstd::bulk::Compressor::new(-1)?),
         };
         compressor.compress(payload)
     })

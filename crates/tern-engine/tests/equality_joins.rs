@@ -58,7 +58,11 @@ fn pairs(engine: &tern_engine::Engine, query: &str) -> Vec<String> {
 
 fn plan(engine: &tern_engine::Engine, query: &str) -> String {
     let query = format!("{PREFIX}{query}");
-    let execution = engine.execute(&query, &QueryRequest::default()).unwrap();
+    let request = QueryRequest {
+        profile: true,
+        ..QueryRequest::default()
+    };
+    let execution = engine.execute(&query, &request).unwrap();
     execution.profile.snapshot().to_text()
 }
 

@@ -291,3 +291,87 @@ fn queries_paused_at_every_turn_end_return_the_uninterrupted_results() {
     // always have rows to give.
     assert!(paused_queries >= 5, "only {paused_queries} queries paused");
 }
+
+/// Queries of scans and pipelined joins (merge joins of a star, an index
+/// join, a filter): their state travels whole in the token.
+const PIPELINED: &[&str] = &[
+    "PREFIX ex: <http://example.org/> SELECT ?a ?age ?n ?c WHERE { ?a ex:age ?age ; ex:name ?n ; ex:city ?c }",
+    "PREFIX ex: <http://example.org/> SELECT ?a ?n ?e WHERE { ?a ex:email ?e ; ex:name ?n ; ex:knows ?b ; ex:city ?c }",
+    "PREFIX ex: <http://example.org/> SELECT ?a ?b ?n WHERE { ?a ex:knows ?b . ?b ex:name ?n . ?b ex:city ex:city3 }",
+    "PREFIX ex: <http://example.org/> SELECT ?a ?n WHERE { ?a ex:age ?age ; ex:name ?n FILTER(?age > 30) }",
+];
+
+/// Suspends `query` after random numbers of rows and resumes every time
+/// with a new, empty stash, as another server would: no state may be
+/// left behind in a stash. Returns the results and the suspensions.
+fn resumed_elsewhere(
+    engine: &Engine,
+    query: &str,
+    seed: u64,
+    max_run: u64,
+) -> (Vec<String>, usize) {
+    let request = QueryRequest::default();
+    let key = TokenKey::random();
+    let mut random = seed | 1;
+    let mut out = Vec::new();
+    let mut suspensions = 0;
+    let mut execution = engine.execute(query, &request).unwrap();
+    loop {
+        let QueryOutcome::Solutions { mut rows, .. } = execution.outcome else {
+            panic!("a SELECT query");
+        };
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        for _ in 0..random % max_run {
+            match rows.next() {
+                Some(row) => out.push(show_row(&row.unwrap())),
+                None => return (out, suspensions),
+            }
+        }
+        let this_server = Stash::default();
+        let (decoded, saved) = rows.suspend(&this_server).unwrap();
+        out.extend(decoded.iter().map(|r| show_row(r)));
+        assert!(
+            !saved.uses_stash() && this_server.is_empty(),
+            "suspension {suspensions} of {query} stashed state: {saved:?}"
+        );
+        let (saved, _) = through_token(engine, query, saved, out.len(), &key);
+        suspensions += 1;
+        let other_server = Stash::default();
+        execution = engine
+            .resume(query, &request, &saved, &other_server)
+            .unwrap();
+    }
+}
+
+#[test]
+fn pipelined_queries_resume_on_another_server() {
+    let (_tmp, engine) = engine();
+    for (i, query) in PIPELINED.iter().enumerate() {
+        let expected = canonical(uninterrupted(&engine, query), false);
+        assert!(
+            expected.len() > 400,
+            "query {i} has {} results",
+            expected.len()
+        );
+        for (seed, max_run) in [(3u64, 5u64), (11, 600), (29, 5000)] {
+            let (got, suspensions) = resumed_elsewhere(&engine, query, seed + i as u64, max_run);
+            assert_eq!(
+                canonical(got, false),
+                expected,
+                "query {i} (seed {seed}): {query}"
+            );
+            if expected.len() > max_run as usize {
+                assert!(suspensions >= 1, "query {i} was never suspended");
+            }
+        }
+    }
+    // The star is planned as merge joins, whose inputs are read row by row.
+    let request = QueryRequest {
+        profile: true,
+        ..QueryRequest::default()
+    };
+    let star = engine.execute(PIPELINED[0], &request).unwrap();
+    assert!(star.profile.snapshot().to_text().contains("MergeJoin"));
+}

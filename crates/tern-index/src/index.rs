@@ -2,6 +2,7 @@
 //! scan permutations and count bound prefixes.
 
 use crate::error::{IndexError, IoContext, Result};
+use crate::memo::Memo;
 use crate::meta::{IndexMeta, FORMAT_VERSION, META_FILE};
 use crate::permutation::{Permutation, PermutationReader, Row, ScanIter};
 use crate::stats::{Statistics, STATS_FILE};
@@ -39,7 +40,12 @@ pub struct Index {
     permutations: Vec<PermutationReader>,
     /// Vocabulary index of the first literal, found on first use.
     first_literal: std::sync::OnceLock<u64>,
+    /// Vocabulary keys looked up lately: the constants of queries.
+    found_keys: Memo<Vec<u8>, Option<u64>>,
 }
+
+/// Vocabulary keys remembered with their index (or absence).
+const FOUND_KEYS: usize = 4096;
 
 impl Index {
     pub fn open(dir: impl AsRef<Path>) -> Result<Index> {
@@ -71,6 +77,7 @@ impl Index {
             vocab: Vocabulary::open(dir)?,
             permutations,
             first_literal: std::sync::OnceLock::new(),
+            found_keys: Memo::new(FOUND_KEYS),
         })
     }
 
@@ -138,7 +145,14 @@ impl Index {
                     .map(Id::blank_node),
                 _ => None,
             }),
-            Classified::Vocab => Ok(self.vocab.find(&key)?.map(Id::vocab)),
+            Classified::Vocab => {
+                if let Some(found) = self.found_keys.get(key.as_slice()) {
+                    return Ok(found.map(Id::vocab));
+                }
+                let found = self.vocab.find(&key)?;
+                self.found_keys.insert(key, found);
+                Ok(found.map(Id::vocab))
+            }
         }
     }
 

@@ -9,6 +9,7 @@ mod error;
 mod id;
 pub mod index;
 pub mod inline;
+pub mod memo;
 mod meta;
 pub mod permutation;
 pub mod stats;

@@ -248,6 +248,7 @@ async fn run_query(
         timeout: params.timeout,
         memory_budget: None,
         cancel: cancel.clone(),
+        profile: params.explain,
     };
     let fault_after = params.fault_after.filter(|_| state.config.fault_injection);
     let page = page.filter(|_| !params.explain).map(|(quantum, resume)| {

@@ -110,7 +110,11 @@ fn solutions_format(name: Option<&str>) -> Result<SolutionsFormat> {
 
 fn explain(engine: &Engine, text: &str) -> Result<()> {
     let started = Instant::now();
-    let execution = engine.execute(text, &QueryRequest::default())?;
+    let request = QueryRequest {
+        profile: true,
+        ..QueryRequest::default()
+    };
+    let execution = engine.execute(text, &request)?;
     let counted = Instant::now();
     let results = drain(execution.outcome)?;
     let timings = execution.timings;

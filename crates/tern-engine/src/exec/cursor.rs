@@ -2,10 +2,17 @@
 //! can be large (joins) stop after a bounded batch and carry on from the
 //! same row next time, instead of turning a whole input batch into one huge
 //! output batch that no cancellation, deadline or memory check interrupts.
+//!
+//! A cursor suspended in the middle of a batch has read rows it has not
+//! used. When its input can say where it stood before that batch (see
+//! [`Operator::checkpoint`]), the cursor saves that position and how many
+//! rows of the batch it had used: resuming reads the batch again and skips
+//! them. The state then fits in the token, so any server can resume the
+//! query. Otherwise the unused rows go to the server's stash.
 
 use super::{Batch, BoxedOperator};
 use crate::context::QueryContext;
-use crate::suspend::{OperatorState, Stash};
+use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use tern_index::Id;
 
@@ -14,6 +21,10 @@ pub struct RowCursor {
     batch: Option<Batch>,
     pos: usize,
     done: bool,
+    /// The input's checkpoint from before it produced `batch`.
+    before_batch: Option<OperatorState>,
+    /// Rows of the next batch already used before a suspension.
+    replayed: usize,
 }
 
 impl RowCursor {
@@ -23,6 +34,8 @@ impl RowCursor {
             batch: None,
             pos: 0,
             done: false,
+            before_batch: None,
+            replayed: 0,
         }
     }
 
@@ -48,9 +61,19 @@ impl RowCursor {
                 return Ok(false);
             }
             ctx.check()?;
+            self.before_batch = self.input.checkpoint();
             self.batch = self.input.next_batch()?;
-            self.pos = 0;
             self.done = self.batch.is_none();
+            self.pos = 0;
+            let len = self.batch.as_ref().map_or(0, |b| b.len);
+            // An empty batch (the input's turn ended) is not the one to
+            // read again.
+            if len > 0 || self.done {
+                self.pos = std::mem::take(&mut self.replayed);
+                if len < self.pos {
+                    return Err(bad_state("a resumed input made a shorter batch"));
+                }
+            }
         }
     }
 
@@ -65,27 +88,69 @@ impl RowCursor {
         self.pos += rows;
     }
 
-    /// The input's state, with the rows read but not yet used stashed.
+    /// The input's state: before its current batch and how many rows of it
+    /// were used, or, when the input has no checkpoint, with the rows read
+    /// but not yet used stashed.
     pub fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
         let pos = self.pos;
-        let rest = self.batch.take().filter(|b| pos < b.len).map(|b| Batch {
-            columns: b.columns.into_iter().map(|c| c[pos..].to_vec()).collect(),
-            len: b.len - pos,
-        });
+        let Some(batch) = self.batch.take().filter(|b| pos < b.len) else {
+            let input = self.input.save(stash)?;
+            return Ok(self.state(self.pending_replay(), input));
+        };
+        if let Some(before) = self.before_batch.take() {
+            return Ok(self.state(Some(pos), before));
+        }
+        let rest = Batch {
+            columns: batch
+                .columns
+                .into_iter()
+                .map(|c| c[pos..].to_vec())
+                .collect(),
+            len: batch.len - pos,
+        };
         Ok(OperatorState {
             numbers: vec![u64::from(self.done)],
-            stashed: rest.map(|b| stash.put(b)),
+            stashed: Some(stash.put(rest)),
             children: vec![self.input.save(stash)?],
         })
     }
 
+    /// What [`save`](Self::save) would return now, if nothing needs
+    /// stashing; the cursor is left as it is.
+    pub fn checkpoint(&self) -> Option<OperatorState> {
+        match &self.batch {
+            Some(batch) if self.pos < batch.len => {
+                Some(self.state(Some(self.pos), self.before_batch.clone()?))
+            }
+            _ => Some(self.state(self.pending_replay(), self.input.checkpoint()?)),
+        }
+    }
+
+    /// Rows to skip of a batch not read again yet since resuming.
+    fn pending_replay(&self) -> Option<usize> {
+        (self.replayed > 0).then_some(self.replayed)
+    }
+
+    /// `used`: rows of the batch after `input` that were used, if it is
+    /// to be read again.
+    fn state(&self, used: Option<usize>, input: OperatorState) -> OperatorState {
+        let mut numbers = vec![u64::from(self.done)];
+        numbers.extend(used.map(|n| n as u64));
+        OperatorState::new(numbers, vec![input])
+    }
+
     pub fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         self.done = state.number(0)? == 1;
+        self.replayed = match state.numbers.get(1) {
+            Some(&used) => usize::try_from(used).map_err(|_| bad_state("rows used"))?,
+            None => 0,
+        };
         self.batch = match state.stashed {
             Some(handle) => Some(stash.take(handle)?),
             None => None,
         };
         self.pos = 0;
+        self.before_batch = None;
         self.input.restore(state.into_child()?, stash)
     }
 }

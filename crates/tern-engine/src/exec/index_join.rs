@@ -132,6 +132,11 @@ impl Operator for IndexJoin {
         Ok(OperatorState::wrapping(self.left.save(stash)?))
     }
 
+    /// Each left batch is joined whole into one output batch.
+    fn checkpoint(&self) -> Option<OperatorState> {
+        self.left.checkpoint().map(OperatorState::wrapping)
+    }
+
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         self.left.restore(state.into_child()?, stash)
     }

@@ -61,6 +61,10 @@ impl Operator for Measured {
         self.inner.save(stash)
     }
 
+    fn checkpoint(&self) -> Option<OperatorState> {
+        self.inner.checkpoint()
+    }
+
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         self.inner.restore(state, stash)
     }

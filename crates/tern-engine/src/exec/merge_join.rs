@@ -128,6 +128,18 @@ impl Operator for MergeJoin {
         ))
     }
 
+    /// Runs of equal keys are joined whole, so between batches the state
+    /// is the two cursors'.
+    fn checkpoint(&self) -> Option<OperatorState> {
+        Some(OperatorState::new(
+            Vec::new(),
+            vec![
+                self.left.cursor.checkpoint()?,
+                self.right.cursor.checkpoint()?,
+            ],
+        ))
+    }
+
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         let [left, right] = state.into_children()?;
         if left.children.len() != 1 || right.children.len() != 1 {

@@ -141,6 +141,17 @@ pub trait Operator: Send {
     /// materialized state into the stash. The operator is dropped afterwards.
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError>;
 
+    /// What [`save`](Self::save) would return now, taken without changing
+    /// the operator, for operators whose state between batches is positions
+    /// only; `None` for those that would stash materialized state. A
+    /// [`RowCursor`](cursor::RowCursor) takes it before each batch it pulls,
+    /// so that a suspension in the middle of that batch re-reads it on
+    /// resuming instead of stashing its unused rows. The batch produced
+    /// after restoring a checkpoint must be the one produced after taking it.
+    fn checkpoint(&self) -> Option<OperatorState> {
+        None
+    }
+
     /// Puts a freshly planned operator back where [`save`](Self::save) left
     /// the same operator of the same plan.
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError>;

@@ -49,6 +49,10 @@ impl Operator for Project {
         Ok(OperatorState::wrapping(self.input.save(stash)?))
     }
 
+    fn checkpoint(&self) -> Option<OperatorState> {
+        self.input.checkpoint().map(OperatorState::wrapping)
+    }
+
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         self.input.restore(state.into_child()?, stash)
     }

@@ -110,6 +110,18 @@ impl Scan {
         }
     }
 
+    /// The last row read (and triple produced, when graphs are merged).
+    fn position(&self) -> OperatorState {
+        let mut numbers = Vec::with_capacity(7);
+        if let Some(row) = self.last_row {
+            numbers.extend_from_slice(&row);
+            if let Some(triple) = self.last_triple {
+                numbers.extend_from_slice(&triple);
+            }
+        }
+        OperatorState::new(numbers, Vec::new())
+    }
+
     fn in_named_set(&self, graph: u64) -> bool {
         graph != Id::DEFAULT_GRAPH.0
             && match &self.ctx.named_graphs {
@@ -166,14 +178,13 @@ impl Operator for Scan {
     }
 
     fn save(&mut self, _: &Stash) -> Result<OperatorState, EngineError> {
-        let mut numbers = Vec::with_capacity(8);
-        if let Some(row) = self.last_row {
-            numbers.extend_from_slice(&row);
-            if let Some(triple) = self.last_triple {
-                numbers.extend_from_slice(&triple);
-            }
-        }
-        Ok(OperatorState::new(numbers, Vec::new()))
+        Ok(self.position())
+    }
+
+    /// A scan resumes after the last row it read, and its batches are the
+    /// matching parts of whole blocks: the same batch comes again.
+    fn checkpoint(&self) -> Option<OperatorState> {
+        Some(self.position())
     }
 
     fn restore(&mut self, state: OperatorState, _: &Stash) -> Result<(), EngineError> {

@@ -2,6 +2,7 @@ use super::writer::{data_file, meta_file, BlockMeta, META_RECORD};
 use super::{codec, Batch, Permutation, Row};
 use crate::block_file::BlockFile;
 use crate::error::{IndexError, IoContext, Result};
+use crate::memo::Memo;
 use crate::Id;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
@@ -11,6 +12,12 @@ use std::sync::{Arc, Mutex};
 struct Inner {
     perm: Permutation,
     blocks: Vec<BlockMeta>,
+    /// `rows_before[b]`: rows in the blocks before `b` (one more entry than
+    /// blocks), so that counting the whole blocks of a range is a
+    /// subtraction, not a walk over them.
+    rows_before: Vec<u64>,
+    /// Counts of lately counted ranges: `(lo, hi, k)` → rows.
+    counts: Memo<(Row, Row, usize), u64>,
     data: BlockFile,
     path: std::path::PathBuf,
     cache: BlockCache,
@@ -39,6 +46,9 @@ struct CacheState {
 /// Memory for decoded blocks per permutation unless set otherwise: 128
 /// blocks of 4,096 rows × 4 columns × 8 bytes (96 MiB for all six).
 pub const DEFAULT_BLOCK_CACHE_BYTES: usize = 16 << 20;
+
+/// Ranges whose counts are remembered.
+const COUNTS_KEPT: usize = 4096;
 
 /// Blocks of one scan that go into the cache.
 const CACHED_BLOCKS_PER_SCAN: u64 = 2;
@@ -136,10 +146,18 @@ impl PermutationReader {
                 });
             }
         }
+        let rows_before = std::iter::once(0)
+            .chain(blocks.iter().scan(0, |total, b| {
+                *total += b.rows;
+                Some(*total)
+            }))
+            .collect();
         Ok(PermutationReader {
             inner: Arc::new(Inner {
                 perm,
                 blocks,
+                rows_before,
+                counts: Memo::new(COUNTS_KEPT),
                 data,
                 path,
                 cache: BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES),
@@ -152,7 +170,7 @@ impl PermutationReader {
     }
 
     pub fn rows(&self) -> u64 {
-        self.inner.blocks.iter().map(|b| b.rows).sum()
+        self.inner.rows_before.last().copied().unwrap_or(0)
     }
 
     pub fn block_count(&self) -> usize {
@@ -227,28 +245,57 @@ impl PermutationReader {
         }
     }
 
-    /// Exact number of rows with `lo[..k] <= r[..k] <= hi[..k]`, decoding only
-    /// the first `k` columns of the (at most two) blocks at the edges.
+    /// Exact number of rows with `lo[..k] <= r[..k] <= hi[..k]`: the blocks
+    /// in between are counted from the directory, only the (at most two)
+    /// blocks at the edges are decoded. The planner counts every pattern of
+    /// every query it plans, resumed pages included.
     pub fn count_rows(&self, lo: Row, hi: Row, k: usize) -> Result<u64> {
+        self.inner
+            .counts
+            .get_or_try((lo, hi, k), || self.count_uncached(lo, hi, k))
+    }
+
+    fn count_uncached(&self, lo: Row, hi: Row, k: usize) -> Result<u64> {
         let blocks = self.candidate_blocks(&lo, &hi);
-        let mut total = 0;
-        for b in blocks {
+        let (lo, hi) = (&lo[..k], &hi[..k]);
+        let whole = |b: usize| {
             let meta = &self.inner.blocks[b];
-            if meta.first[..k] >= lo[..k] && meta.last[..k] <= hi[..k] {
-                total += meta.rows;
-                continue;
-            }
-            if k == 0 {
-                continue;
-            }
-            let columns = self.decode_cached(b, true)?;
-            let key = |i: usize| -> Vec<u64> { columns[..k].iter().map(|c| c[i]).collect() };
-            let n = meta.rows as usize;
-            let start = partition(n, |i| key(i).as_slice() < &lo[..k]);
-            let end = partition(n, |i| key(i).as_slice() <= &hi[..k]);
-            total += end.saturating_sub(start) as u64;
+            meta.first[..k] >= *lo && meta.last[..k] <= *hi
+        };
+        let (mut first, mut last) = (blocks.start, blocks.end);
+        let mut total = 0;
+        // Edge blocks partly in the range; at most one at each end, since
+        // the rows are sorted.
+        while first < last && !whole(first) {
+            total += self.count_in_block(first, lo, hi)?;
+            first += 1;
         }
-        Ok(total)
+        while first < last && !whole(last - 1) {
+            total += self.count_in_block(last - 1, lo, hi)?;
+            last -= 1;
+        }
+        let rows_before = &self.inner.rows_before;
+        Ok(total + rows_before[last.max(first)] - rows_before[first])
+    }
+
+    /// Rows of block `b` whose first `lo.len()` columns lie in `[lo, hi]`.
+    fn count_in_block(&self, b: usize, lo: &[u64], hi: &[u64]) -> Result<u64> {
+        if lo.is_empty() {
+            return Ok(0);
+        }
+        let columns = self.decode_cached(b, true)?;
+        let key_cmp = |i: usize, key: &[u64]| {
+            columns
+                .iter()
+                .zip(key)
+                .map(|(c, k)| c[i].cmp(k))
+                .find(|o| o.is_ne())
+                .unwrap_or(Ordering::Equal)
+        };
+        let n = self.inner.blocks[b].rows as usize;
+        let start = partition(n, |i| key_cmp(i, lo).is_lt());
+        let end = partition(n, |i| key_cmp(i, hi).is_le());
+        Ok(end.saturating_sub(start) as u64)
     }
 }
 
