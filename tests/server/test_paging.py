@@ -226,6 +226,34 @@ def test_stashed_state_is_gone_elsewhere_and_after_use(watdiv_servers):
     assert r.status_code == 410 and "gone" in r.text
 
 
+def test_the_issuing_server_continues_its_parked_query(watdiv_servers):
+    """The server that suspended a query keeps its operators running and
+    continues them; another server rebuilds a pipelined plan from the token.
+    A token used twice here is rebuilt from its saved state the second time.
+    All three give the same rest of the result."""
+    s, twin, _ = watdiv_servers
+    # A merge join under a filter slow enough to need many pages.
+    query = (
+        f"SELECT ?a ?f WHERE {{ ?a <{WSDBM}friendOf> ?f . ?a <http://xmlns.com/foaf/age> ?age "
+        'FILTER(REGEX(STR(?f), "User1")) }'
+    )
+    token = first_page(s.url, query).headers["tern-next"]
+
+    def rest(url: str) -> tuple:
+        r = fetch(url, {"next": token, "quantum": "5ms"})
+        resumed_from, rows = r.headers["tern-resumed-from"], items(r)
+        while "tern-next" in r.headers:
+            r = fetch(url, {"next": r.headers["tern-next"], "quantum": "5ms"})
+            rows += items(r)
+        return resumed_from, sorted(rows)
+
+    here, elsewhere, again = rest(s.url), rest(twin.url), rest(s.url)
+    assert (here[0], elsewhere[0], again[0]) == ("parked", "token", "token")
+    assert here[1] and here[1] == elsewhere[1] == again[1]
+    assert s.metrics()['tern_pages_resumed_total{from="parked"}'] >= 1
+    assert twin.metrics()['tern_pages_resumed_total{from="token"}'] >= 1
+
+
 def test_expired_tokens_are_410(watdiv_index, key_file):
     s = Server(watdiv_index, "--token-key", str(key_file), "--token-ttl", "1s")
     try:

@@ -40,6 +40,13 @@ pub struct Limits {
 }
 
 const NO_TURN: u64 = u64::MAX;
+const NO_TIMEOUT: u64 = u64::MAX;
+
+fn timeout_nanos(timeout: Option<Duration>) -> u64 {
+    timeout.map_or(NO_TIMEOUT, |t| {
+        t.as_nanos().min(u128::from(NO_TIMEOUT - 1)) as u64
+    })
+}
 
 pub struct QueryContext {
     pub index: Arc<Index>,
@@ -48,6 +55,16 @@ pub struct QueryContext {
     pub named_graphs: GraphSet,
     started: Instant,
     limits: Limits,
+    /// The flag of the request the query runs for now: a query kept running
+    /// between pages (see [`rearm`](Self::rearm)) serves one request per page.
+    cancel: Mutex<CancelFlag>,
+    /// The largest materialized state an operator reported, in bytes.
+    largest_state: AtomicU64,
+    /// When the timeout started counting, in nanoseconds after `started`.
+    timeout_from: AtomicU64,
+    /// The timeout in nanoseconds (`NO_TIMEOUT`: none); changes with the
+    /// request, like `cancel`.
+    timeout: AtomicU64,
     /// End of the current turn of a time-sliced query, in nanoseconds after
     /// `started`; `NO_TURN` when the query runs without time slices.
     turn_ends: AtomicU64,
@@ -72,6 +89,10 @@ impl QueryContext {
             default_graph,
             named_graphs,
             started: Instant::now(),
+            cancel: Mutex::new(limits.cancel.clone()),
+            timeout_from: AtomicU64::new(0),
+            largest_state: AtomicU64::new(0),
+            timeout: AtomicU64::new(timeout_nanos(limits.timeout)),
             limits,
             turn_ends: AtomicU64::new(NO_TURN),
             yielded: AtomicBool::new(false),
@@ -83,15 +104,28 @@ impl QueryContext {
     /// Called by operators once per batch: stops the query when it was
     /// cancelled or ran out of time.
     pub fn check(&self) -> Result<(), EngineError> {
-        if self.limits.cancel.is_cancelled() {
+        if self.cancel.lock().unwrap().is_cancelled() {
             return Err(EngineError::Cancelled);
         }
-        if let Some(limit) = self.limits.timeout {
-            if self.started.elapsed() > limit {
+        let limit = self.timeout.load(Ordering::Relaxed);
+        if limit != NO_TIMEOUT {
+            let from = Duration::from_nanos(self.timeout_from.load(Ordering::Relaxed));
+            let limit = Duration::from_nanos(limit);
+            if self.started.elapsed().saturating_sub(from) > limit {
                 return Err(EngineError::Timeout(limit.as_secs_f64()));
             }
         }
         Ok(())
+    }
+
+    /// Serves another request from here on, as a query resumed from its
+    /// token would: its cancellation flag, and its timeout counted from now.
+    pub fn rearm(&self, cancel: CancelFlag, timeout: Option<Duration>) {
+        *self.cancel.lock().unwrap() = cancel;
+        let now = self.started.elapsed().as_nanos().min(u128::from(u64::MAX)) as u64;
+        self.timeout_from.store(now, Ordering::Relaxed);
+        self.timeout
+            .store(timeout_nanos(timeout), Ordering::Relaxed);
     }
 
     /// Starts a turn of a time-sliced query that should end at `until`
@@ -146,10 +180,17 @@ impl QueryContext {
 
     /// Fails cleanly when materialized state of `bytes` exceeds the budget.
     pub fn check_memory(&self, bytes: u64) -> Result<(), EngineError> {
+        self.largest_state.fetch_max(bytes, Ordering::Relaxed);
         match self.limits.memory_budget {
             Some(budget) if bytes > budget => Err(EngineError::MemoryBudget { budget }),
             _ => Ok(()),
         }
+    }
+
+    /// The largest materialized state an operator reported so far (an
+    /// estimate of what the query holds).
+    pub fn largest_state(&self) -> u64 {
+        self.largest_state.load(Ordering::Relaxed)
     }
 
     /// The ID of a term if the index or this query knows it.

@@ -4,7 +4,7 @@ use crate::context::{GraphSet, Limits, QueryContext};
 use crate::parsed::ParsedQueries;
 use crate::plan::{GraphContext, Planner};
 use crate::profile::Profile;
-use crate::stream::{SavedQuery, SolutionStream, TripleSource, TripleStream};
+use crate::stream::{ParkedStream, SavedQuery, SolutionStream, TripleSource, TripleStream};
 use crate::suspend::{bad_state, Stash};
 use crate::{construct, describe, EngineError, QueryOutcome};
 use oxrdf::NamedNode;
@@ -155,6 +155,20 @@ impl Engine {
         self.start(query, request, Some((saved, stash)))
     }
 
+    /// Continues a query parked by [`SolutionStream::suspend_keeping`] on
+    /// this server, for `request` (whose cancellation flag it now obeys).
+    pub fn resume_parked(&self, parked: ParkedStream, request: &QueryRequest) -> Execution {
+        let rows = parked.resume(request.cancel.clone(), self.timeout_for(request));
+        Execution {
+            outcome: QueryOutcome::Solutions {
+                variables: rows.variables(),
+                rows,
+            },
+            timings: Timings::default(),
+            profile: Profile::not_kept(),
+        }
+    }
+
     fn start(
         &self,
         query: &str,
@@ -246,6 +260,14 @@ impl Engine {
         })
     }
 
+    /// The engine's timeout, lowered by the request's.
+    fn timeout_for(&self, request: &QueryRequest) -> Option<Duration> {
+        match (self.options.timeout, request.timeout) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     fn context(
         &self,
         dataset: Option<&QueryDataset>,
@@ -283,10 +305,6 @@ impl Engine {
                 GraphSet::Only(ids(named.as_deref().unwrap_or_default())?),
             ),
         };
-        let lower = |a: Option<Duration>, b: Option<Duration>| match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
         let memory_budget = match (self.options.memory_budget, request.memory_budget) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -296,7 +314,7 @@ impl Engine {
             default_graph,
             named_graphs,
             Limits {
-                timeout: lower(self.options.timeout, request.timeout),
+                timeout: self.timeout_for(request),
                 memory_budget,
                 cancel: request.cancel.clone(),
                 optional_joins: self.options.optional_joins,

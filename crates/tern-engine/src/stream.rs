@@ -3,12 +3,12 @@
 use crate::construct::Construct;
 use crate::context::QueryContext;
 use crate::exec::BoxedOperator;
-use crate::suspend::{bad_state, OperatorState, Stash};
-use crate::{EngineError, SolutionRow};
+use crate::suspend::{bad_state, OperatorState, Stash, StashSize};
+use crate::{CancelFlag, EngineError, SolutionRow};
 use oxrdf::{Term, TermRef, Triple, Variable};
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tern_index::TermRefs;
 
 /// Batches at least this long have their columns decoded in parallel.
@@ -112,12 +112,64 @@ impl SolutionStream {
         Ok((rows, saved))
     }
 
+    /// Like [`suspend`](Self::suspend), but the operators stay as they
+    /// are: the stream comes back to be parked in the stash, so that resuming
+    /// it on this server needs no parsing, planning or restoring. When the
+    /// plan is pipelined throughout (every operator has a
+    /// [checkpoint](crate::exec::Operator::checkpoint)), the saved state of
+    /// that point comes too, for any other server; otherwise the query holds
+    /// materialized state and only this server can resume it anyway (see
+    /// [`SavedQuery::parked`]).
+    pub fn suspend_keeping(
+        mut self,
+        stash: &Stash,
+    ) -> Result<(Vec<SolutionRow>, Option<SavedQuery>, ParkedStream), EngineError> {
+        let rows = self.buffer.drain(..).collect();
+        let saved = match self.root.checkpoint() {
+            Some(plan) => Some(SavedQuery {
+                done: self.done,
+                plan,
+                context: self.ctx.save(stash),
+                construct: None,
+            }),
+            None => None,
+        };
+        Ok((rows, saved, ParkedStream(self)))
+    }
+
     /// Puts a freshly started stream where `saved` left it.
     pub(crate) fn restore(&mut self, saved: &SavedQuery, stash: &Stash) -> Result<(), EngineError> {
         self.ctx.restore(&saved.context, stash)?;
         self.root.restore(saved.plan.clone(), stash)?;
         self.done = saved.done;
         Ok(())
+    }
+}
+
+/// A suspended stream kept running, parked in the stash of the server that
+/// suspended it until its next page.
+pub struct ParkedStream(SolutionStream);
+
+impl ParkedStream {
+    /// The stream again, now serving a request with cancellation flag
+    /// `cancel` and `timeout` (counted from now).
+    pub fn resume(self, cancel: CancelFlag, timeout: Option<Duration>) -> SolutionStream {
+        self.0.ctx.rearm(cancel, timeout);
+        self.0
+    }
+}
+
+impl StashSize for ParkedStream {
+    /// Batches held by the operators, about one per operator (a join's
+    /// inputs hold the batch they are reading), and the largest
+    /// materialized state an operator reported (a hash table, sorted rows).
+    fn stash_bytes(&self) -> usize {
+        fn operators(op: &dyn crate::exec::Operator) -> usize {
+            1 + op.children().into_iter().map(operators).sum::<usize>()
+        }
+        let width = self.0.root.variables().len().max(1);
+        let batches = operators(self.0.root.as_ref()) * crate::exec::BATCH_ROWS * width * 8;
+        batches + self.0.ctx.largest_state() as usize
     }
 }
 
@@ -342,6 +394,37 @@ impl SavedQuery {
             state.stashed.is_some() || state.children.iter().any(any)
         }
         any(&self.plan) || any(&self.context) || self.construct.as_ref().is_some_and(any)
+    }
+
+    /// The state of a query only its parked operators (stash entry
+    /// `handle`) can continue: it held materialized state when suspended.
+    pub fn parked(handle: u64) -> SavedQuery {
+        SavedQuery {
+            done: false,
+            plan: OperatorState::stashed(handle),
+            context: OperatorState::default(),
+            construct: None,
+        }
+    }
+
+    /// Whether this is [`SavedQuery::parked`] for stash entry `handle`.
+    pub fn is_parked(&self, handle: u64) -> bool {
+        self.plan.stashed == Some(handle) && self.plan.children.is_empty()
+    }
+
+    /// The stash entries the saved state refers to.
+    pub fn stash_handles(&self) -> Vec<u64> {
+        fn collect(state: &OperatorState, out: &mut Vec<u64>) {
+            out.extend(state.stashed);
+            state.children.iter().for_each(|c| collect(c, out));
+        }
+        let mut out = Vec::new();
+        collect(&self.plan, &mut out);
+        collect(&self.context, &mut out);
+        if let Some(construct) = &self.construct {
+            collect(construct, &mut out);
+        }
+        out
     }
 
     /// Compact bytes: a version byte, then the states.

@@ -45,7 +45,7 @@ fn decompress(frame: &[u8]) -> Option<Vec<u8>> {
     tern_index::thread_zstd::decompress(frame, size as usize)
 }
 
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 const TAG_BYTES: usize = 16;
 const FLAG_COMPRESSED: u8 = 1;
 
@@ -99,6 +99,10 @@ pub struct ContinuationToken {
     pub index_id: String,
     /// The server process holding stashed state the query refers to.
     pub stash_owner: u64,
+    /// The query's operators, still running, in that server's stash (see
+    /// [`SolutionStream::suspend_keeping`](crate::SolutionStream::suspend_keeping));
+    /// `saved` holds the same point for any other server.
+    pub parked: Option<u64>,
     /// When the token was issued, in milliseconds since the Unix epoch.
     pub issued_at_ms: u64,
     pub query: String,
@@ -159,6 +163,7 @@ impl ContinuationToken {
     fn write(&self, out: &mut Vec<u8>) {
         write_str(out, &self.index_id);
         write_u64(out, self.stash_owner);
+        write_u64(out, self.parked.map_or(0, |h| h + 1));
         write_u64(out, self.issued_at_ms);
         write_str(out, &self.query);
         write_opt_str(out, self.base_iri.as_deref());
@@ -173,6 +178,7 @@ impl ContinuationToken {
     fn read(input: &mut &[u8]) -> Result<ContinuationToken, TokenError> {
         let index_id = read_str(input)?;
         let stash_owner = read_u64(input)?;
+        let parked = read_u64(input)?.checked_sub(1);
         let issued_at_ms = read_u64(input)?;
         let query = read_str(input)?;
         let base_iri = read_opt_str(input)?;
@@ -188,6 +194,7 @@ impl ContinuationToken {
         Ok(ContinuationToken {
             index_id,
             stash_owner,
+            parked,
             issued_at_ms,
             query,
             base_iri,
@@ -307,6 +314,7 @@ mod tests {
         ContinuationToken {
             index_id: "3f2a9c".to_owned(),
             stash_owner: 77,
+            parked: Some(3),
             issued_at_ms: 1_795_000_000_000,
             query: "SELECT * WHERE { ?s ?p ?o }".to_owned(),
             base_iri: Some("http://example.org/".to_owned()),

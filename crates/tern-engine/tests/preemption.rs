@@ -112,6 +112,7 @@ fn through_token(
     let token = ContinuationToken {
         index_id: engine.index().meta().index_id.clone(),
         stash_owner: 1,
+        parked: None,
         issued_at_ms: 0,
         query: query.to_owned(),
         base_iri: None,
@@ -374,4 +375,98 @@ fn pipelined_queries_resume_on_another_server() {
     };
     let star = engine.execute(PIPELINED[0], &request).unwrap();
     assert!(star.profile.snapshot().to_text().contains("MergeJoin"));
+}
+
+/// Suspends every query after random numbers of rows, keeping its operators
+/// (as the server parks them), and continues the parked stream, or, every
+/// other time when its saved state is portable, a plan rebuilt from that
+/// state instead. Returns the results and how many suspensions had a
+/// portable state.
+fn parked_or_rebuilt(engine: &Engine, query: &str, seed: u64) -> (Vec<String>, usize, usize) {
+    let request = QueryRequest::default();
+    let stash = Stash::default();
+    let mut random = seed | 1;
+    let (mut out, mut suspensions, mut portable) = (Vec::new(), 0, 0);
+    let mut rows = match engine.execute(query, &request).unwrap().outcome {
+        QueryOutcome::Solutions { rows, .. } => rows,
+        _ => panic!("a SELECT query"),
+    };
+    loop {
+        random ^= random << 13;
+        random ^= random >> 7;
+        random ^= random << 17;
+        for _ in 0..random % 2000 {
+            match rows.next() {
+                Some(row) => out.push(show_row(&row.unwrap())),
+                None => return (out, suspensions, portable),
+            }
+        }
+        let (decoded, saved, parked) = rows.suspend_keeping(&stash).unwrap();
+        out.extend(decoded.iter().map(|r| show_row(r)));
+        suspensions += 1;
+        let execution = match saved {
+            Some(saved) if suspensions % 2 == 0 => {
+                portable += 1;
+                drop(parked);
+                engine.resume(query, &request, &saved, &stash).unwrap()
+            }
+            saved => {
+                portable += usize::from(saved.is_some());
+                engine.resume_parked(parked, &request)
+            }
+        };
+        rows = match execution.outcome {
+            QueryOutcome::Solutions { rows, .. } => rows,
+            _ => panic!("a SELECT query"),
+        };
+    }
+}
+
+#[test]
+fn parked_queries_continue_where_they_stopped() {
+    let (_tmp, engine) = engine();
+    let selects = QUERIES
+        .iter()
+        .chain(PIPELINED)
+        .filter(|q| q.contains("SELECT"));
+    for (i, query) in selects.enumerate() {
+        let ordered = query.contains("ORDER BY");
+        let expected = canonical(uninterrupted(&engine, query), ordered);
+        let (got, suspensions, portable) = parked_or_rebuilt(&engine, query, 5 + i as u64);
+        assert_eq!(canonical(got, ordered), expected, "query {i}: {query}");
+        if PIPELINED.contains(query) {
+            assert_eq!(portable, suspensions, "query {i} is pipelined: {query}");
+        }
+    }
+}
+
+#[test]
+fn a_parked_query_obeys_the_request_that_resumes_it() {
+    let (_tmp, engine) = engine();
+    let stash = Stash::default();
+    let first = QueryRequest::default();
+    let QueryOutcome::Solutions { mut rows, .. } =
+        engine.execute(PIPELINED[0], &first).unwrap().outcome
+    else {
+        panic!("a SELECT query");
+    };
+    rows.next().unwrap().unwrap();
+    let (_, _, parked) = rows.suspend_keeping(&stash).unwrap();
+    // The first request's client went away after its page: no matter.
+    first.cancel.cancel();
+    let second = QueryRequest::default();
+    let QueryOutcome::Solutions { mut rows, .. } = engine.resume_parked(parked, &second).outcome
+    else {
+        panic!("a SELECT query");
+    };
+    for _ in 0..1000 {
+        rows.next().unwrap().unwrap();
+    }
+    // The second one's does.
+    second.cancel.cancel();
+    let stopped = (0..100_000).find_map(|_| rows.next()?.err());
+    assert!(
+        matches!(stopped, Some(tern_engine::EngineError::Cancelled)),
+        "{stopped:?}"
+    );
 }

@@ -32,6 +32,10 @@ struct Inner {
     rows: u64,
     pages: u64,
     pages_with_next: u64,
+    /// Resumed pages that continued a parked query, and that rebuilt it
+    /// from the token's saved state.
+    resumed_parked: u64,
+    resumed_from_token: u64,
     suspend_us: Summary,
     resume_us: Summary,
     token_bytes: Summary,
@@ -117,6 +121,11 @@ impl Metrics {
         }
         if let Some(us) = page.resume_us {
             m.resume_us.observe(us);
+        }
+        match page.resumed_parked {
+            Some(true) => m.resumed_parked += 1,
+            Some(false) => m.resumed_from_token += 1,
+            None => {}
         }
     }
 
@@ -220,6 +229,22 @@ impl Metrics {
         );
         let _ = writeln!(out, "# TYPE tern_pages_suspended_total counter");
         let _ = writeln!(out, "tern_pages_suspended_total {}", m.pages_with_next);
+        let _ = writeln!(
+            out,
+            "# HELP tern_pages_resumed_total Pages that resumed a query: its operators parked on \
+             this server, or rebuilt from the token's saved state."
+        );
+        let _ = writeln!(out, "# TYPE tern_pages_resumed_total counter");
+        let _ = writeln!(
+            out,
+            "tern_pages_resumed_total{{from=\"parked\"}} {}",
+            m.resumed_parked
+        );
+        let _ = writeln!(
+            out,
+            "tern_pages_resumed_total{{from=\"token\"}} {}",
+            m.resumed_from_token
+        );
         m.suspend_us.render(
             &mut out,
             "tern_suspend_microseconds",

@@ -10,6 +10,11 @@
 //! Materialized state (hash tables, sorted rows, DISTINCT's set) stays in
 //! this server's stash under a memory quota and a time to live; a token
 //! whose state is gone, or held by another server, gets 410.
+//!
+//! A query whose plan is pipelined throughout is also kept running here,
+//! parked in the stash: a token that comes back to this server continues it
+//! without parsing, planning or restoring anything. Elsewhere, or once the
+//! parked query is gone, the token's saved state serves as usual.
 
 use crate::error::RequestError;
 use oxrdf::NamedNode;
@@ -17,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tern_engine::suspend::Stash;
 use tern_engine::token::{ContinuationToken, TokenKey};
-use tern_engine::{Engine, EngineError, Execution, QueryRequest, SavedQuery};
+use tern_engine::{Engine, EngineError, Execution, ParkedStream, QueryRequest, SavedQuery};
 
 /// A page's bytes beyond which it ends before its quantum does, so that a
 /// page of a fast query stays a reasonable response.
@@ -149,6 +154,9 @@ pub struct PageStats {
     pub next: Option<String>,
     pub suspend_us: Option<u64>,
     pub resume_us: Option<u64>,
+    /// The page continued the query parked on this server (true) or
+    /// rebuilt it from the token's saved state (false).
+    pub resumed_parked: Option<bool>,
     /// Rows of the earlier pages.
     pub rows_before: u64,
 }
@@ -179,17 +187,41 @@ impl PageRequest {
         self.resume.is_some()
     }
 
-    /// Starts the query, or resumes it from its token.
+    /// Starts the query, or resumes it: parked here, or from its token.
     pub fn start(
-        &self,
+        &mut self,
         engine: &Engine,
         text: &str,
         request: &QueryRequest,
     ) -> Result<Execution, EngineError> {
-        match &self.resume {
-            Some(token) => engine.resume(text, request, &token.saved, &self.paging.stash),
-            None => engine.execute(text, request),
+        let Some(token) = &self.resume else {
+            return engine.execute(text, request);
+        };
+        let stash = &self.paging.stash;
+        let parked = token
+            .parked
+            .filter(|_| token.stash_owner == self.paging.owner)
+            .and_then(|handle| stash.take::<ParkedStream>(handle).ok());
+        self.stats.resumed_parked = Some(parked.is_some());
+        match parked {
+            Some(parked) => {
+                // The saved state will not be needed: let go of what it holds.
+                for handle in token.saved.stash_handles() {
+                    stash.discard(handle);
+                }
+                Ok(engine.resume_parked(parked, request))
+            }
+            // Nothing but the parked operators could continue it.
+            None if token.parked.is_some_and(|h| token.saved.is_parked(h)) => {
+                Err(EngineError::StateGone)
+            }
+            None => engine.resume(text, request, &token.saved, stash),
         }
+    }
+
+    /// Parks a suspended query's running operators until its next page.
+    pub fn park(&self, parked: ParkedStream) -> u64 {
+        self.paging.stash.put(parked)
     }
 
     /// When this turn must end: the end of the page's quantum, or of the
@@ -214,7 +246,7 @@ impl PageRequest {
     }
 
     /// Seals the token of the next page.
-    pub fn seal(&mut self, saved: &SavedQuery, rows_in_page: u64) -> String {
+    pub fn seal(&mut self, saved: &SavedQuery, parked: Option<u64>, rows_in_page: u64) -> String {
         let strings = |graphs: &Option<Vec<NamedNode>>| {
             graphs
                 .as_ref()
@@ -223,6 +255,7 @@ impl PageRequest {
         let token = ContinuationToken {
             index_id: self.paging.index_id.clone(),
             stash_owner: self.paging.owner,
+            parked,
             issued_at_ms: now_ms(),
             query: self.query.clone(),
             base_iri: self.request.base_iri.clone(),

@@ -24,7 +24,7 @@ use oxrdf::Triple;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use tern_engine::{
-    Engine, EngineError, Execution, Polled, QueryOutcome, QueryRequest, SolutionRow,
+    Engine, EngineError, Execution, Polled, QueryOutcome, QueryRequest, SavedQuery, SolutionRow,
     SolutionStream, TermBatch, TripleStream,
 };
 use tern_export::{GraphFormat, GraphWriter, Prefixes, SolutionsFormat, SolutionsWriter};
@@ -268,7 +268,7 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
     }
     let queued = started - job.received;
     let resume_started = Instant::now();
-    let execution = match &job.page {
+    let execution = match &mut job.page {
         Some(page) => page.start(&job.engine, &job.text, &job.request),
         None => job.engine.execute(&job.text, &job.request),
     };
@@ -581,19 +581,22 @@ impl Producing {
             } => {
                 debug_assert!(ahead.is_none(), "pages do not fetch ahead");
                 debug_assert!(pending.is_none(), "written above");
-                rows.suspend(&stash)
-                    .map(|(rows, saved)| (saved, Leftover::Solutions(rows, writer)))
+                rows.suspend_keeping(&stash).map(|(rows, saved, parked)| {
+                    let parked = page.park(parked);
+                    let saved = saved.unwrap_or_else(|| SavedQuery::parked(parked));
+                    (saved, Some(parked), Leftover::Solutions(rows, writer))
+                })
             }
             Results::Graph { triples, writer } => triples
                 .suspend(&stash)
-                .map(|(triples, saved)| (saved, Leftover::Graph(triples, writer))),
+                .map(|(triples, saved)| (saved, None, Leftover::Graph(triples, writer))),
             Results::Written => return Ok(Step::Done),
         };
-        let (saved, leftover) = match suspended {
+        let (saved, parked, leftover) = match suspended {
             Ok(suspended) => suspended,
             Err(e) => return self.fail(engine_error(e)?),
         };
-        let token = page.seal(&saved, self.ending.rows + leftover.len() as u64);
+        let token = page.seal(&saved, parked, self.ending.rows + leftover.len() as u64);
         page.record_suspend(started.elapsed());
         self.ending.rows += leftover.len() as u64;
         leftover.end_page(&mut self.sink.buf, &token);

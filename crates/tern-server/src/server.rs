@@ -43,7 +43,8 @@ pub fn router(state: Arc<AppState>) -> Router {
 /// Response headers that browsers' scripts may read.
 const EXPOSED: &str = "Tern-Parse-Ms, Tern-Plan-Ms, Tern-Queue-Ms, Tern-Rows, Tern-Execute-Ms, \
                        Tern-Total-Ms, Tern-Error, Tern-Next, Tern-Rows-Before, Tern-Token-Bytes, \
-                       Tern-Suspend-Us, Tern-Resume-Us, Content-Encoding";
+                       Tern-Suspend-Us, Tern-Resume-Us, Tern-Resumed-From, \
+                       Content-Encoding";
 
 fn cors(mut response: Response) -> Response {
     let h = response.headers_mut();
@@ -393,6 +394,10 @@ fn page_headers(h: &mut HeaderMap, page: &PageStats) {
     }
     if let Some(us) = page.resume_us {
         h.insert("tern-resume-us", number(us));
+    }
+    if let Some(parked) = page.resumed_parked {
+        let from = if parked { "parked" } else { "token" };
+        h.insert("tern-resumed-from", HeaderValue::from_static(from));
     }
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
 }
