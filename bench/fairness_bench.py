@@ -130,13 +130,18 @@ def build_workload(seed: int, clients: int, per_client: int, heavy_share: float)
 class Endpoint:
     """Where and how to send a query: host, port, path and extra form fields."""
 
-    def __init__(self, port: int, path: str, extra: dict | None = None, paged_quantum: str | None = None):
+    def __init__(self, port: int, path: str, extra: dict | None = None, paged_quantum: str | None = None,
+                 resume_port: int | None = None):
         self.port, self.path, self.extra, self.paged_quantum = port, path, extra or {}, paged_quantum
+        # Where continuation tokens go (another server with the same key and
+        # index); the first page's server when None.
+        self.resume_port = resume_port
 
 
 def post(endpoint: Endpoint, fields: dict, timeout: float):
     """Sends a form POST; returns the open connection and the response (headers read)."""
-    conn = http.client.HTTPConnection("127.0.0.1", endpoint.port, timeout=timeout)
+    port = endpoint.resume_port if "next" in fields and endpoint.resume_port else endpoint.port
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     body = urllib.parse.urlencode({**fields, **endpoint.extra})
     conn.request("POST", endpoint.path, body=body, headers={
         "Content-Type": "application/x-www-form-urlencoded", "Accept": ACCEPT})
@@ -185,6 +190,7 @@ def run_query(endpoint: Endpoint, query: str, timeout: float) -> dict:
     if endpoint.paged_quantum:
         fields["quantum"] = endpoint.paged_quantum
         rec["page_s"], rec["suspend_us"], rec["resume_us"], rec["token_bytes"] = [], [], [], []
+        rec["resumed_from"] = []
     rows = 0
     try:
         while True:
@@ -200,6 +206,8 @@ def run_query(endpoint: Endpoint, query: str, timeout: float) -> dict:
                              ("Tern-Token-Bytes", "token_bytes")):
                     if resp.getheader(h) is not None:
                         rec[k].append(float(resp.getheader(h)))
+                if resp.getheader("Tern-Resumed-From") is not None:
+                    rec["resumed_from"].append(resp.getheader("Tern-Resumed-From"))
             if resp.getheader("X-SQL-State"):  # Virtuoso's "anytime" partial result
                 rec["error"] = f"partial: {resp.getheader('X-SQL-State')} {resp.getheader('X-SQL-Message')}"
             conn.close()

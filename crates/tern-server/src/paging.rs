@@ -141,6 +141,8 @@ pub struct PageRequest {
     quantum_left: Duration,
     turn_started: Option<Instant>,
     resume: Option<ContinuationToken>,
+    /// Time taken to open and check the token, part of the resume time.
+    opened_in: Duration,
     /// The query as the token will carry it.
     query: String,
     request: QueryRequest,
@@ -167,9 +169,14 @@ impl PageRequest {
         quantum: Duration,
         query: String,
         request: QueryRequest,
-        resume: Option<ContinuationToken>,
+        resume: Option<(ContinuationToken, Duration)>,
     ) -> PageRequest {
+        let (resume, opened_in) = match resume {
+            Some((token, opened_in)) => (Some(token), opened_in),
+            None => (None, Duration::ZERO),
+        };
         PageRequest {
+            opened_in,
             paging,
             quantum_left: quantum,
             turn_started: None,
@@ -273,8 +280,10 @@ impl PageRequest {
         self.stats.suspend_us = Some(took.as_micros() as u64);
     }
 
+    /// `took`: from the worker taking the page to the query running again;
+    /// the token's opening, when the request came, is added.
     pub fn set_resume_time(&mut self, took: Duration) {
-        self.stats.resume_us = Some(took.as_micros() as u64);
+        self.stats.resume_us = Some((took + self.opened_in).as_micros() as u64);
     }
 
     pub fn stats(&self) -> PageStats {

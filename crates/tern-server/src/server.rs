@@ -20,6 +20,7 @@ use axum::routing::{any, get};
 use axum::Router;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tern_engine::token::ContinuationToken;
 use tern_engine::{CancelFlag, Engine, QueryRequest};
 use tokio::sync::oneshot;
 
@@ -172,13 +173,15 @@ async fn handle(
                 "send either a query or a continuation token (next), not both".into(),
             ));
         }
+        let opening = Instant::now();
         let resumption = state.paging.open(&token)?;
         let request = Paging::request_of(&resumption)?;
+        let opened_in = opening.elapsed();
         params.query = Some(resumption.query.clone());
         params.default_graphs = request.default_graphs.unwrap_or_default();
         params.named_graphs = request.named_graphs.unwrap_or_default();
         params.base_iri = request.base_iri;
-        resume = Some(resumption);
+        resume = Some((resumption, opened_in));
     }
     let page = (quantum.is_some() || resume.is_some()).then(|| {
         let quantum = quantum
@@ -234,7 +237,7 @@ async fn run_query(
     encoding: Encoding,
     headers: &HeaderMap,
     endpoint: String,
-    page: Option<(Duration, Option<tern_engine::token::ContinuationToken>)>,
+    page: Option<(Duration, Option<(ContinuationToken, Duration)>)>,
     received: Instant,
 ) -> Result<Response, RequestError> {
     let cancel = CancelFlag::default();
