@@ -132,7 +132,7 @@ impl Operator for EqualityJoin {
                     for candidate in table.candidates(&[key]) {
                         let right = &table.rows[candidate as usize];
                         if right[build_column] == key {
-                            out.push_row(&Solution::merge(left, right, sources));
+                            out.push_merged(left, right, sources);
                         }
                     }
                     return Ok(());

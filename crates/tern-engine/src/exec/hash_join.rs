@@ -73,7 +73,7 @@ impl Operator for HashJoin {
                 for candidate in table.candidates(&key) {
                     let right = &table.rows[candidate as usize];
                     if Solution::compatible(left, right, shared) {
-                        out.push_row(&Solution::merge(left, right, sources));
+                        out.push_merged(left, right, sources);
                     }
                 }
                 Ok(())

@@ -163,7 +163,7 @@ impl Operator for IndexJoin {
                     }
                 };
                 for right in rows.iter() {
-                    out.push_row(&Solution::merge(&left, right, &self.sources));
+                    out.push_merged(&left, right, &self.sources);
                 }
             }
             self.ctx.check_memory((out.len * (width * 8 + 24)) as u64)?;

@@ -101,7 +101,7 @@ impl Operator for LeftJoin {
                     }
                 }
                 if !matched {
-                    out.push_row(&Solution::merge(left, &[], &alone));
+                    out.push_merged(left, &[], &alone);
                 }
                 Ok(())
             },

@@ -28,6 +28,10 @@ pub struct MergeJoin {
 struct Side {
     cursor: RowCursor,
     key: usize,
+    width: usize,
+    /// The rows of the current run, one after the other (reused, so that
+    /// joining allocates nothing per row).
+    run: Vec<Id>,
 }
 
 impl Side {
@@ -37,9 +41,12 @@ impl Side {
             .iter()
             .position(|v| v == key)
             .expect("the join key is a variable of both inputs");
+        let width = input.variables().len();
         Side {
             cursor: RowCursor::new(input),
             key,
+            width,
+            run: Vec::new(),
         }
     }
 
@@ -65,15 +72,23 @@ impl Side {
         Ok(())
     }
 
-    /// The rows with key `key`, which is the next key.
-    fn take_run(&mut self, key: Id, ctx: &QueryContext) -> Result<Vec<Vec<Id>>, EngineError> {
-        let mut run = Vec::new();
+    /// Reads the rows with key `key`, which is the next key, into `run`.
+    fn take_run(&mut self, key: Id, ctx: &QueryContext) -> Result<(), EngineError> {
+        self.run.clear();
         while self.peek(ctx)? == Some(key) {
             let (batch, pos) = self.cursor.current();
-            run.push(batch.row(pos));
-            self.cursor.advance(1);
+            // The run's end in this batch (keys are sorted).
+            let end = pos + batch.columns[self.key][pos..].partition_point(|k| *k == key);
+            for i in pos..end {
+                self.run.extend(batch.columns.iter().map(|c| c[i]));
+            }
+            self.cursor.advance(end - pos);
         }
-        Ok(run)
+        Ok(())
+    }
+
+    fn run_rows(&self) -> std::slice::ChunksExact<'_, Id> {
+        self.run.chunks_exact(self.width.max(1))
     }
 }
 
@@ -151,6 +166,7 @@ impl Operator for MergeJoin {
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         let mut out = Batch::with_columns(self.variables.len());
+        let mut runs = 0usize;
         while out.len < BATCH_ROWS {
             let (Some(l), Some(r)) = (self.left.peek(&self.ctx)?, self.right.peek(&self.ctx)?)
             else {
@@ -161,13 +177,17 @@ impl Operator for MergeJoin {
             } else if r < l {
                 self.right.skip_below(l, &self.ctx)?;
             } else {
-                self.ctx.check()?;
-                let left_run = self.left.take_run(l, &self.ctx)?;
-                let right_run = self.right.take_run(l, &self.ctx)?;
-                for a in &left_run {
-                    for b in &right_run {
+                // Every few runs: a run of a selective join is a row or two.
+                runs += 1;
+                if runs.is_multiple_of(64) {
+                    self.ctx.check()?;
+                }
+                self.left.take_run(l, &self.ctx)?;
+                self.right.take_run(l, &self.ctx)?;
+                for a in self.left.run_rows() {
+                    for b in self.right.run_rows() {
                         if Solution::compatible(a, b, &self.shared) {
-                            out.push_row(&Solution::merge(a, b, &self.sources));
+                            out.push_merged(a, b, &self.sources);
                         }
                     }
                 }

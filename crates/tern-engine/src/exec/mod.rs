@@ -77,6 +77,25 @@ impl Batch {
         }
     }
 
+    /// Adds the merge of two compatible rows (see [`Solution::merge`](rows::Solution::merge))
+    /// without building it first.
+    pub fn push_merged(
+        &mut self,
+        left: &[Id],
+        right: &[Id],
+        sources: &[(Option<usize>, Option<usize>)],
+    ) {
+        for (column, &(l, r)) in self.columns.iter_mut().zip(sources) {
+            let a = l.map_or(Id::UNDEFINED, |i| left[i]);
+            column.push(if a != Id::UNDEFINED {
+                a
+            } else {
+                r.map_or(Id::UNDEFINED, |j| right[j])
+            });
+        }
+        self.len += 1;
+    }
+
     pub fn push_row(&mut self, row: &[Id]) {
         for (column, &id) in self.columns.iter_mut().zip(row) {
             column.push(id);
