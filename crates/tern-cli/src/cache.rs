@@ -13,7 +13,7 @@ pub struct CacheArgs {
     /// 100 MB of its idle RSS while it does.
     #[arg(long, value_parser = parse_size, default_value = "64M")]
     vocab_cache: u64,
-    /// Memory for decoded permutation blocks (shared equally by the six
+    /// Memory for decoded permutation blocks (one budget for the six
     /// permutations), e.g. 256M. Index joins probe them row by row; a long
     /// scan keeps only its first two blocks, so exports do not fill it.
     #[arg(long, value_parser = parse_size, default_value = "96M")]

@@ -4,7 +4,9 @@
 use crate::error::{IndexError, IoContext, Result};
 use crate::memo::Memo;
 use crate::meta::{IndexMeta, FORMAT_VERSION, META_FILE};
-use crate::permutation::{Permutation, PermutationReader, Row, ScanIter};
+use crate::permutation::{
+    BlockCache, Permutation, PermutationReader, Row, ScanIter, DEFAULT_BLOCK_CACHE_BYTES,
+};
 use crate::stats::{Statistics, STATS_FILE};
 use crate::term_key::{self, Classified, KeyParts};
 use crate::vocab::{Keys, Vocabulary};
@@ -12,6 +14,7 @@ use crate::{inline, Id, Tag};
 use oxrdf::{BlankNode, BlankNodeRef, Literal, LiteralRef, NamedNode, NamedNodeRef, Term, TermRef};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A range on the column that follows the bound prefix of a scan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +41,8 @@ pub struct Index {
     stats: Statistics,
     vocab: Vocabulary,
     permutations: Vec<PermutationReader>,
+    /// Decoded blocks of all six permutations.
+    block_cache: Arc<BlockCache>,
     /// Vocabulary index of the first literal, found on first use.
     first_literal: std::sync::OnceLock<u64>,
     /// Vocabulary keys looked up lately: the constants of queries.
@@ -66,9 +71,10 @@ impl Index {
             });
         }
         let stats = read_json(&dir.join(STATS_FILE))?;
+        let block_cache = Arc::new(BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES));
         let permutations = Permutation::ALL
             .iter()
-            .map(|&p| PermutationReader::open(dir, p))
+            .map(|&p| PermutationReader::open_with_cache(dir, p, block_cache.clone()))
             .collect::<Result<_>>()?;
         Ok(Index {
             dir: dir.to_owned(),
@@ -76,6 +82,7 @@ impl Index {
             stats,
             vocab: Vocabulary::open(dir)?,
             permutations,
+            block_cache,
             first_literal: std::sync::OnceLock::new(),
             found_keys: Memo::new(FOUND_KEYS),
         })
@@ -102,14 +109,11 @@ impl Index {
     }
 
     /// Sets the memory for decoded blocks: of the vocabulary, and of the six
-    /// permutations (shared equally). Caches only: with any budget every
+    /// permutations (one budget for all six). Caches only: with any budget every
     /// block can still be read, it is then decoded again.
     pub fn set_cache_budget(&self, vocabulary: usize, permutations: usize) {
         self.vocab.set_cache_budget(vocabulary);
-        let each = permutations / self.permutations.len();
-        for permutation in &self.permutations {
-            permutation.set_cache_budget(each);
-        }
+        self.block_cache.set_budget(permutations);
     }
 
     /// Whether a vocabulary or inline ID stands for a literal (false for

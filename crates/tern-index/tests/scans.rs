@@ -291,3 +291,24 @@ fn resumed_scans_continue_after_the_saved_row() {
         }
     }
 }
+
+#[test]
+fn one_permutation_may_use_the_whole_block_budget() {
+    let (_tmp, index) = generated_index();
+    let spo = index.permutation(Permutation::Spo);
+    let block = 4096 * 4 * 8;
+    index.set_cache_budget(1 << 20, 6 * block);
+    // Lookups of one subject each, as an index join makes, over every block.
+    let rows = all_rows(&index, Permutation::Spo);
+    let mut subjects: Vec<u64> = rows.iter().map(|r| r[0]).collect();
+    subjects.dedup();
+    for s in subjects {
+        index
+            .scan(Permutation::Spo, &[Id(s)], ScanRange::ALL)
+            .count();
+    }
+    // More than a sixth of the budget: the six share one.
+    assert!(spo.block_count() >= 3, "{}", spo.block_count());
+    assert!(spo.cache_bytes() > block, "{}", spo.cache_bytes());
+    assert!(spo.cache_bytes() <= 6 * block);
+}

@@ -11,7 +11,7 @@ pub mod codec;
 mod reader;
 mod writer;
 
-pub use reader::{PermutationReader, ScanIter, DEFAULT_BLOCK_CACHE_BYTES};
+pub use reader::{BlockCache, PermutationReader, ScanIter, DEFAULT_BLOCK_CACHE_BYTES};
 pub use writer::PermutationWriter;
 
 use crate::Id;

@@ -20,14 +20,17 @@ struct Inner {
     counts: Memo<(Row, Row, usize), u64>,
     data: BlockFile,
     path: std::path::PathBuf,
-    cache: BlockCache,
+    /// Shared with the index's other permutations.
+    cache: Arc<BlockCache>,
 }
 
-/// Decoded blocks most recently read. Selective queries look up a few rows
-/// in the same blocks again and again (the planner counts them, then scans
-/// them, index joins probe them per row); decoding a block costs far more
-/// than finding rows in it.
-struct BlockCache {
+/// Decoded blocks most recently read, of all the permutations of an index.
+/// Selective queries look up a few rows in the same blocks again and again
+/// (the planner counts them, then scans them, index joins probe them per
+/// row); decoding a block costs far more than finding rows in it. One budget
+/// for all six permutations: a workload leans on one or two of them (index
+/// joins on PSO), which a fixed share each would leave thrashing.
+pub struct BlockCache {
     entries: Mutex<CacheState>,
 }
 
@@ -37,15 +40,17 @@ type DecodedBlock = Arc<Vec<Vec<u64>>>;
 struct CacheState {
     /// Counts lookups; the entry used longest ago is evicted first.
     clock: u64,
-    /// Block number → (clock at last use, columns).
-    blocks: FxHashMap<usize, (u64, DecodedBlock)>,
+    /// (permutation, block number) → (clock at last use, columns).
+    blocks: FxHashMap<(Permutation, usize), (u64, DecodedBlock)>,
     bytes: usize,
+    /// Bytes held per permutation, in [`Permutation::ALL`] order.
+    bytes_of: [usize; 6],
     budget: usize,
 }
 
-/// Memory for decoded blocks per permutation unless set otherwise: 128
-/// blocks of 4,096 rows × 4 columns × 8 bytes (96 MiB for all six).
-pub const DEFAULT_BLOCK_CACHE_BYTES: usize = 16 << 20;
+/// Memory for decoded blocks of all permutations unless set otherwise: 768
+/// blocks of 4,096 rows x 4 columns x 8 bytes.
+pub const DEFAULT_BLOCK_CACHE_BYTES: usize = 96 << 20;
 
 /// Ranges whose counts are remembered.
 const COUNTS_KEPT: usize = 4096;
@@ -57,45 +62,59 @@ fn block_bytes(columns: &DecodedBlock) -> usize {
     columns.iter().map(|c| c.capacity() * 8).sum()
 }
 
+fn slot(perm: Permutation) -> usize {
+    Permutation::ALL
+        .iter()
+        .position(|&p| p == perm)
+        .expect("one of ALL")
+}
+
 impl BlockCache {
-    fn new(budget: usize) -> BlockCache {
+    pub fn new(budget: usize) -> BlockCache {
         BlockCache {
             entries: Mutex::new(CacheState {
                 clock: 0,
                 blocks: FxHashMap::default(),
                 bytes: 0,
+                bytes_of: [0; 6],
                 budget,
             }),
         }
     }
 
-    fn get(&self, b: usize) -> Option<DecodedBlock> {
+    fn get(&self, key: (Permutation, usize)) -> Option<DecodedBlock> {
         let mut guard = self.entries.lock().unwrap();
         let state = &mut *guard;
         state.clock += 1;
         let tick = state.clock;
-        state.blocks.get_mut(&b).map(|(used, columns)| {
+        state.blocks.get_mut(&key).map(|(used, columns)| {
             *used = tick;
             columns.clone()
         })
     }
 
-    fn insert(&self, b: usize, columns: DecodedBlock) {
+    fn insert(&self, key: (Permutation, usize), columns: DecodedBlock) {
         let size = block_bytes(&columns);
         let mut state = self.entries.lock().unwrap();
-        if size > state.budget || state.blocks.contains_key(&b) {
+        if size > state.budget || state.blocks.contains_key(&key) {
             return;
         }
         state.make_room(size);
         state.bytes += size;
+        state.bytes_of[slot(key.0)] += size;
         let tick = state.clock;
-        state.blocks.insert(b, (tick, columns));
+        state.blocks.insert(key, (tick, columns));
     }
 
-    fn set_budget(&self, bytes: usize) {
+    /// Sets the memory for decoded blocks, dropping blocks used longest ago.
+    pub fn set_budget(&self, bytes: usize) {
         let mut state = self.entries.lock().unwrap();
         state.budget = bytes;
         state.make_room(0);
+    }
+
+    fn bytes_of(&self, perm: Permutation) -> usize {
+        self.entries.lock().unwrap().bytes_of[slot(perm)]
     }
 }
 
@@ -108,10 +127,13 @@ impl CacheState {
                 .iter()
                 .min_by_key(|(_, (used, _))| *used)
                 .map(|(&k, _)| k);
-            let Some((_, columns)) = oldest.and_then(|k| self.blocks.remove(&k)) else {
+            let Some((key, (_, columns))) = oldest.and_then(|k| self.blocks.remove_entry(&k))
+            else {
                 break;
             };
-            self.bytes -= block_bytes(&columns);
+            let size = block_bytes(&columns);
+            self.bytes -= size;
+            self.bytes_of[slot(key.0)] -= size;
         }
     }
 }
@@ -123,7 +145,21 @@ pub struct PermutationReader {
 }
 
 impl PermutationReader {
+    /// Opens a permutation with a block cache of its own.
     pub fn open(dir: &Path, perm: Permutation) -> Result<PermutationReader> {
+        Self::open_with_cache(
+            dir,
+            perm,
+            Arc::new(BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES)),
+        )
+    }
+
+    /// Opens a permutation whose decoded blocks go to `cache`.
+    pub fn open_with_cache(
+        dir: &Path,
+        perm: Permutation,
+        cache: Arc<BlockCache>,
+    ) -> Result<PermutationReader> {
         let meta_path = dir.join(meta_file(perm));
         let meta = std::fs::read(&meta_path).at(&meta_path)?;
         if meta.len() % META_RECORD != 0 {
@@ -160,7 +196,7 @@ impl PermutationReader {
                 counts: Memo::new(COUNTS_KEPT),
                 data,
                 path,
-                cache: BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES),
+                cache,
             }),
         })
     }
@@ -181,15 +217,9 @@ impl PermutationReader {
         self.inner.data.len() + (self.inner.blocks.len() * META_RECORD) as u64
     }
 
-    /// Sets the memory for decoded blocks (default
-    /// [`DEFAULT_BLOCK_CACHE_BYTES`]), dropping blocks used longest ago.
-    pub fn set_cache_budget(&self, bytes: usize) {
-        self.inner.cache.set_budget(bytes);
-    }
-
-    /// Memory held by decoded blocks now.
+    /// Memory held by this permutation's decoded blocks now.
     pub fn cache_bytes(&self) -> usize {
-        self.inner.cache.entries.lock().unwrap().bytes
+        self.inner.cache.bytes_of(self.inner.perm)
     }
 
     /// Decodes the first `columns` columns of block `b`.
@@ -215,12 +245,14 @@ impl PermutationReader {
     /// All four columns of block `b`, from the cache when it was read lately;
     /// kept in the cache if `keep`.
     fn decode_cached(&self, b: usize, keep: bool) -> Result<DecodedBlock> {
-        if let Some(columns) = self.inner.cache.get(b) {
+        if let Some(columns) = self.inner.cache.get((self.inner.perm, b)) {
             return Ok(columns);
         }
         let columns = Arc::new(self.decode(b, 4)?);
         if keep {
-            self.inner.cache.insert(b, columns.clone());
+            self.inner
+                .cache
+                .insert((self.inner.perm, b), columns.clone());
         }
         Ok(columns)
     }
