@@ -54,7 +54,8 @@ pub struct QueryContext {
     pub default_graph: GraphSet,
     pub named_graphs: GraphSet,
     started: Instant,
-    limits: Limits,
+    memory_budget: Option<u64>,
+    optional_joins: OptionalJoins,
     /// The flag of the request the query runs for now: a query kept running
     /// between pages (see [`rearm`](Self::rearm)) serves one request per page.
     cancel: Mutex<CancelFlag>,
@@ -83,17 +84,24 @@ impl QueryContext {
         base_iri: Option<oxiri::Iri<String>>,
         now: Option<oxsdatatypes::DateTime>,
     ) -> QueryContext {
+        let Limits {
+            timeout,
+            memory_budget,
+            cancel,
+            optional_joins,
+        } = limits;
         QueryContext {
             index,
             local: Mutex::default(),
             default_graph,
             named_graphs,
             started: Instant::now(),
-            cancel: Mutex::new(limits.cancel.clone()),
+            memory_budget,
+            optional_joins,
+            cancel: Mutex::new(cancel),
             timeout_from: AtomicU64::new(0),
             largest_state: AtomicU64::new(0),
-            timeout: AtomicU64::new(timeout_nanos(limits.timeout)),
-            limits,
+            timeout: AtomicU64::new(timeout_nanos(timeout)),
             turn_ends: AtomicU64::new(NO_TURN),
             yielded: AtomicBool::new(false),
             base_iri,
@@ -175,13 +183,13 @@ impl QueryContext {
 
     /// How the planner evaluates OPTIONAL.
     pub fn optional_joins(&self) -> OptionalJoins {
-        self.limits.optional_joins
+        self.optional_joins
     }
 
     /// Fails cleanly when materialized state of `bytes` exceeds the budget.
     pub fn check_memory(&self, bytes: u64) -> Result<(), EngineError> {
         self.largest_state.fetch_max(bytes, Ordering::Relaxed);
-        match self.limits.memory_budget {
+        match self.memory_budget {
             Some(budget) if bytes > budget => Err(EngineError::MemoryBudget { budget }),
             _ => Ok(()),
         }

@@ -155,18 +155,37 @@ impl Engine {
         self.start(query, request, Some((saved, stash)))
     }
 
-    /// Continues a query parked by [`SolutionStream::suspend_keeping`] on
-    /// this server, for `request` (whose cancellation flag it now obeys).
-    pub fn resume_parked(&self, parked: ParkedStream, request: &QueryRequest) -> Execution {
+    /// Continues the query that [`SolutionStream::suspend_keeping`] parked
+    /// in `stash` as `handle` with `saved`, for `request` (whose
+    /// cancellation flag and timeout it now obeys). `None` when the parked
+    /// query is gone (expired, evicted or taken) but `saved` can rebuild it
+    /// with [`resume`](Self::resume); [`EngineError::StateGone`] when
+    /// nothing else could continue it.
+    pub fn continue_parked(
+        &self,
+        handle: u64,
+        saved: &SavedQuery,
+        request: &QueryRequest,
+        stash: &Stash,
+    ) -> Result<Option<Execution>, EngineError> {
+        let parked = match stash.take::<ParkedStream>(handle) {
+            Ok(parked) => parked,
+            Err(EngineError::StateGone) if !saved.is_parked(handle) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        // The saved state will not be needed: let go of what it holds.
+        for handle in saved.stash_handles() {
+            stash.discard(handle);
+        }
         let rows = parked.resume(request.cancel.clone(), self.timeout_for(request));
-        Execution {
+        Ok(Some(Execution {
             outcome: QueryOutcome::Solutions {
                 variables: rows.variables(),
                 rows,
             },
             timings: Timings::default(),
             profile: Profile::not_kept(),
-        }
+        }))
     }
 
     fn start(
@@ -262,10 +281,7 @@ impl Engine {
 
     /// The engine's timeout, lowered by the request's.
     fn timeout_for(&self, request: &QueryRequest) -> Option<Duration> {
-        match (self.options.timeout, request.timeout) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        lower(self.options.timeout, request.timeout)
     }
 
     fn context(
@@ -305,22 +321,27 @@ impl Engine {
                 GraphSet::Only(ids(named.as_deref().unwrap_or_default())?),
             ),
         };
-        let memory_budget = match (self.options.memory_budget, request.memory_budget) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
         Ok(Arc::new(QueryContext::new(
             self.index.clone(),
             default_graph,
             named_graphs,
             Limits {
                 timeout: self.timeout_for(request),
-                memory_budget,
+                memory_budget: lower(self.options.memory_budget, request.memory_budget),
                 cancel: request.cancel.clone(),
                 optional_joins: self.options.optional_joins,
             },
             base_iri,
             now,
         )))
+    }
+}
+
+/// The engine's limit, lowered by the request's: the smaller of the two
+/// that are set.
+fn lower<T: Ord>(engine: Option<T>, request: Option<T>) -> Option<T> {
+    match (engine, request) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }

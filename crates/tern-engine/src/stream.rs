@@ -113,28 +113,31 @@ impl SolutionStream {
     }
 
     /// Like [`suspend`](Self::suspend), but the operators stay as they
-    /// are: the stream comes back to be parked in the stash, so that resuming
-    /// it on this server needs no parsing, planning or restoring. When the
-    /// plan is pipelined throughout (every operator has a
-    /// [checkpoint](crate::exec::Operator::checkpoint)), the saved state of
-    /// that point comes too, for any other server; otherwise the query holds
-    /// materialized state and only this server can resume it anyway (see
-    /// [`SavedQuery::parked`]).
+    /// are, parked in the stash under the returned handle, so that
+    /// [`Engine::continue_parked`](crate::Engine::continue_parked) goes on
+    /// without parsing, planning or restoring. When the plan is pipelined
+    /// throughout (every operator has a
+    /// [checkpoint](crate::exec::Operator::checkpoint)), the saved state is
+    /// that point, for any other server; otherwise the query holds
+    /// materialized state, only this server can resume it anyway, and the
+    /// saved state names the parked stream alone (see [`SavedQuery::is_parked`]).
     pub fn suspend_keeping(
         mut self,
         stash: &Stash,
-    ) -> Result<(Vec<SolutionRow>, Option<SavedQuery>, ParkedStream), EngineError> {
+    ) -> Result<(Vec<SolutionRow>, SavedQuery, u64), EngineError> {
         let rows = self.buffer.drain(..).collect();
-        let saved = match self.root.checkpoint() {
-            Some(plan) => Some(SavedQuery {
-                done: self.done,
-                plan,
-                context: self.ctx.save(stash),
-                construct: None,
-            }),
-            None => None,
-        };
-        Ok((rows, saved, ParkedStream(self)))
+        let portable = self.root.checkpoint().map(|plan| SavedQuery {
+            done: self.done,
+            plan,
+            context: self.ctx.save(stash),
+            construct: None,
+        });
+        let handle = stash.put(ParkedStream(self));
+        Ok((
+            rows,
+            portable.unwrap_or_else(|| SavedQuery::parked(handle)),
+            handle,
+        ))
     }
 
     /// Puts a freshly started stream where `saved` left it.
@@ -148,7 +151,7 @@ impl SolutionStream {
 
 /// A suspended stream kept running, parked in the stash of the server that
 /// suspended it until its next page.
-pub struct ParkedStream(SolutionStream);
+pub(crate) struct ParkedStream(SolutionStream);
 
 impl ParkedStream {
     /// The stream again, now serving a request with cancellation flag
@@ -390,15 +393,12 @@ impl SavedQuery {
     /// process that suspended the query (otherwise any process with the same
     /// index can resume it).
     pub fn uses_stash(&self) -> bool {
-        fn any(state: &OperatorState) -> bool {
-            state.stashed.is_some() || state.children.iter().any(any)
-        }
-        any(&self.plan) || any(&self.context) || self.construct.as_ref().is_some_and(any)
+        !self.stash_handles().is_empty()
     }
 
     /// The state of a query only its parked operators (stash entry
     /// `handle`) can continue: it held materialized state when suspended.
-    pub fn parked(handle: u64) -> SavedQuery {
+    fn parked(handle: u64) -> SavedQuery {
         SavedQuery {
             done: false,
             plan: OperatorState::stashed(handle),

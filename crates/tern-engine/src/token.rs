@@ -20,7 +20,8 @@ const MAX_PAYLOAD: usize = 1 << 20;
 /// Compresses a token's payload. LZ4 rather than zstd: a token is sealed
 /// at every suspension and opened at every resume, and on a worker whose
 /// caches hold the query's data rather than a compressor's tables, zstd took
-/// tens of µs per token where LZ4 takes a few; its tokens were 15% smaller.
+/// tens of µs per token where LZ4 takes a few; its tokens were
+/// 4% smaller (WatDiv C3: 638 against 664 bytes).
 fn compress(payload: &[u8]) -> Vec<u8> {
     lz4_flex::block::compress_prepend_size(payload)
 }

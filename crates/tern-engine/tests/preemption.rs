@@ -64,6 +64,31 @@ const QUERIES: &[&str] = &[
     "PREFIX ex: <http://example.org/> DESCRIBE ?a WHERE { ?a ex:age 3 }",
 ];
 
+/// The next number of a xorshift sequence: seeded, reproducible suspension
+/// points.
+fn xorshift(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+/// A run suspended after random numbers of rows below `max_run` gave the
+/// uninterrupted results, and was suspended if it had more rows than that.
+fn assert_complete(
+    expected: &[String],
+    got: Vec<String>,
+    ordered: bool,
+    suspensions: usize,
+    max_run: u64,
+    run: &str,
+) {
+    assert_eq!(canonical(got, ordered), expected, "{run}");
+    if expected.len() > max_run as usize {
+        assert!(suspensions >= 1, "never suspended: {run}");
+    }
+}
+
 /// Results as sorted strings, blank nodes replaced by a placeholder (their
 /// labels differ between runs), or in order for ORDER BY.
 fn canonical(mut lines: Vec<String>, ordered: bool) -> Vec<String> {
@@ -139,12 +164,7 @@ fn suspended(
     let request = QueryRequest::default();
     let key = TokenKey::random();
     let mut random = seed | 1;
-    let mut next_count = move || {
-        random ^= random << 13;
-        random ^= random >> 7;
-        random ^= random << 17;
-        random % max_run
-    };
+    let mut next_count = move || xorshift(&mut random) % max_run;
     let mut out = Vec::new();
     let mut suspensions = 0;
     let mut largest = 0;
@@ -193,14 +213,8 @@ fn suspended_queries_return_the_uninterrupted_results() {
             let stash = Stash::default();
             let (got, suspensions, largest) =
                 suspended(&engine, query, seed + i as u64, max_run, &stash);
-            assert_eq!(
-                canonical(got, ordered),
-                expected,
-                "query {i} (seed {seed}, {suspensions} suspensions): {query}"
-            );
-            if expected.len() > max_run as usize {
-                assert!(suspensions >= 1, "query {i} was never suspended");
-            }
+            let run = format!("query {i} (seed {seed}, {suspensions} suspensions): {query}");
+            assert_complete(&expected, got, ordered, suspensions, max_run, &run);
             // Materialized state stays in the stash: what travels is small.
             assert!(largest < 1024, "query {i}: token of {largest} bytes");
             assert!(
@@ -321,10 +335,7 @@ fn resumed_elsewhere(
         let QueryOutcome::Solutions { mut rows, .. } = execution.outcome else {
             panic!("a SELECT query");
         };
-        random ^= random << 13;
-        random ^= random >> 7;
-        random ^= random << 17;
-        for _ in 0..random % max_run {
+        for _ in 0..xorshift(&mut random) % max_run {
             match rows.next() {
                 Some(row) => out.push(show_row(&row.unwrap())),
                 None => return (out, suspensions),
@@ -358,14 +369,8 @@ fn pipelined_queries_resume_on_another_server() {
         );
         for (seed, max_run) in [(3u64, 5u64), (11, 600), (29, 5000)] {
             let (got, suspensions) = resumed_elsewhere(&engine, query, seed + i as u64, max_run);
-            assert_eq!(
-                canonical(got, false),
-                expected,
-                "query {i} (seed {seed}): {query}"
-            );
-            if expected.len() > max_run as usize {
-                assert!(suspensions >= 1, "query {i} was never suspended");
-            }
+            let run = format!("query {i} (seed {seed}, {suspensions} suspensions): {query}");
+            assert_complete(&expected, got, false, suspensions, max_run, &run);
         }
     }
     // The star is planned as merge joins, whose inputs are read row by row.
@@ -392,10 +397,7 @@ fn parked_or_rebuilt(engine: &Engine, query: &str, seed: u64) -> (Vec<String>, u
         _ => panic!("a SELECT query"),
     };
     loop {
-        random ^= random << 13;
-        random ^= random >> 7;
-        random ^= random << 17;
-        for _ in 0..random % 2000 {
+        for _ in 0..xorshift(&mut random) % 2000 {
             match rows.next() {
                 Some(row) => out.push(show_row(&row.unwrap())),
                 None => return (out, suspensions, portable),
@@ -404,16 +406,14 @@ fn parked_or_rebuilt(engine: &Engine, query: &str, seed: u64) -> (Vec<String>, u
         let (decoded, saved, parked) = rows.suspend_keeping(&stash).unwrap();
         out.extend(decoded.iter().map(|r| show_row(r)));
         suspensions += 1;
-        let execution = match saved {
-            Some(saved) if suspensions % 2 == 0 => {
-                portable += 1;
-                drop(parked);
-                engine.resume(query, &request, &saved, &stash).unwrap()
-            }
-            saved => {
-                portable += usize::from(saved.is_some());
-                engine.resume_parked(parked, &request)
-            }
+        let is_portable = !saved.is_parked(parked);
+        portable += usize::from(is_portable);
+        let execution = if is_portable && suspensions % 2 == 0 {
+            stash.discard(parked);
+            engine.resume(query, &request, &saved, &stash).unwrap()
+        } else {
+            let continued = engine.continue_parked(parked, &saved, &request, &stash);
+            continued.unwrap().expect("still parked")
         };
         rows = match execution.outcome {
             QueryOutcome::Solutions { rows, .. } => rows,
@@ -451,11 +451,12 @@ fn a_parked_query_obeys_the_request_that_resumes_it() {
         panic!("a SELECT query");
     };
     rows.next().unwrap().unwrap();
-    let (_, _, parked) = rows.suspend_keeping(&stash).unwrap();
+    let (_, saved, parked) = rows.suspend_keeping(&stash).unwrap();
     // The first request's client went away after its page: no matter.
     first.cancel.cancel();
     let second = QueryRequest::default();
-    let QueryOutcome::Solutions { mut rows, .. } = engine.resume_parked(parked, &second).outcome
+    let continued = engine.continue_parked(parked, &saved, &second, &stash);
+    let QueryOutcome::Solutions { mut rows, .. } = continued.unwrap().expect("parked").outcome
     else {
         panic!("a SELECT query");
     };

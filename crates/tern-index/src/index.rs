@@ -74,7 +74,7 @@ impl Index {
         let block_cache = Arc::new(BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES));
         let permutations = Permutation::ALL
             .iter()
-            .map(|&p| PermutationReader::open_with_cache(dir, p, block_cache.clone()))
+            .map(|&p| PermutationReader::open(dir, p, block_cache.clone()))
             .collect::<Result<_>>()?;
         Ok(Index {
             dir: dir.to_owned(),

@@ -14,7 +14,7 @@ mod meta;
 pub mod permutation;
 pub mod stats;
 pub mod term_key;
-pub mod thread_zstd;
+mod thread_zstd;
 mod varint;
 pub mod vocab;
 

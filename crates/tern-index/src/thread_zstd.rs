@@ -1,6 +1,6 @@
 //! zstd decompression with one context per thread: making a context costs
 //! about as much as decompressing a block, and index joins decompress blocks
-//! by the hundred (continuation tokens use it too).
+//! by the hundred.
 
 use std::cell::RefCell;
 

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tern_engine::suspend::Stash;
 use tern_engine::token::{ContinuationToken, TokenKey};
-use tern_engine::{Engine, EngineError, Execution, ParkedStream, QueryRequest, SavedQuery};
+use tern_engine::{Engine, EngineError, Execution, QueryRequest, SavedQuery};
 
 /// A page's bytes beyond which it ends before its quantum does, so that a
 /// page of a fast query stays a reasonable response.
@@ -205,30 +205,17 @@ impl PageRequest {
             return engine.execute(text, request);
         };
         let stash = &self.paging.stash;
-        let parked = token
+        let here = token
             .parked
-            .filter(|_| token.stash_owner == self.paging.owner)
-            .and_then(|handle| stash.take::<ParkedStream>(handle).ok());
-        self.stats.resumed_parked = Some(parked.is_some());
-        match parked {
-            Some(parked) => {
-                // The saved state will not be needed: let go of what it holds.
-                for handle in token.saved.stash_handles() {
-                    stash.discard(handle);
-                }
-                Ok(engine.resume_parked(parked, request))
+            .filter(|_| token.stash_owner == self.paging.owner);
+        if let Some(handle) = here {
+            if let Some(execution) = engine.continue_parked(handle, &token.saved, request, stash)? {
+                self.stats.resumed_parked = Some(true);
+                return Ok(execution);
             }
-            // Nothing but the parked operators could continue it.
-            None if token.parked.is_some_and(|h| token.saved.is_parked(h)) => {
-                Err(EngineError::StateGone)
-            }
-            None => engine.resume(text, request, &token.saved, stash),
         }
-    }
-
-    /// Parks a suspended query's running operators until its next page.
-    pub fn park(&self, parked: ParkedStream) -> u64 {
-        self.paging.stash.put(parked)
+        self.stats.resumed_parked = Some(false);
+        engine.resume(text, request, &token.saved, stash)
     }
 
     /// When this turn must end: the end of the page's quantum, or of the

@@ -24,7 +24,7 @@ use oxrdf::Triple;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use tern_engine::{
-    Engine, EngineError, Execution, Polled, QueryOutcome, QueryRequest, SavedQuery, SolutionRow,
+    Engine, EngineError, Execution, Polled, QueryOutcome, QueryRequest, SolutionRow,
     SolutionStream, TermBatch, TripleStream,
 };
 use tern_export::{GraphFormat, GraphWriter, Prefixes, SolutionsFormat, SolutionsWriter};
@@ -582,8 +582,6 @@ impl Producing {
                 debug_assert!(ahead.is_none(), "pages do not fetch ahead");
                 debug_assert!(pending.is_none(), "written above");
                 rows.suspend_keeping(&stash).map(|(rows, saved, parked)| {
-                    let parked = page.park(parked);
-                    let saved = saved.unwrap_or_else(|| SavedQuery::parked(parked));
                     (saved, Some(parked), Leftover::Solutions(rows, writer))
                 })
             }

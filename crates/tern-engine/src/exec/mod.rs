@@ -85,13 +85,8 @@ impl Batch {
         right: &[Id],
         sources: &[(Option<usize>, Option<usize>)],
     ) {
-        for (column, &(l, r)) in self.columns.iter_mut().zip(sources) {
-            let a = l.map_or(Id::UNDEFINED, |i| left[i]);
-            column.push(if a != Id::UNDEFINED {
-                a
-            } else {
-                r.map_or(Id::UNDEFINED, |j| right[j])
-            });
+        for (column, &source) in self.columns.iter_mut().zip(sources) {
+            column.push(rows::Solution::merged(left, right, source));
         }
         self.len += 1;
     }

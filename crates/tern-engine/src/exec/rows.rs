@@ -42,15 +42,19 @@ impl Solution {
     pub fn merge(left: &[Id], right: &[Id], sources: &[(Option<usize>, Option<usize>)]) -> Vec<Id> {
         sources
             .iter()
-            .map(|&(l, r)| {
-                let a = l.map_or(Id::UNDEFINED, |i| left[i]);
-                if a != Id::UNDEFINED {
-                    a
-                } else {
-                    r.map_or(Id::UNDEFINED, |j| right[j])
-                }
-            })
+            .map(|&source| Solution::merged(left, right, source))
             .collect()
+    }
+
+    /// One column of the merged row: the left value where bound, else the
+    /// right one.
+    pub fn merged(left: &[Id], right: &[Id], (l, r): (Option<usize>, Option<usize>)) -> Id {
+        let a = l.map_or(Id::UNDEFINED, |i| left[i]);
+        if a != Id::UNDEFINED {
+            a
+        } else {
+            r.map_or(Id::UNDEFINED, |j| right[j])
+        }
     }
 }
 

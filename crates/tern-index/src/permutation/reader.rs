@@ -62,13 +62,6 @@ fn block_bytes(columns: &DecodedBlock) -> usize {
     columns.iter().map(|c| c.capacity() * 8).sum()
 }
 
-fn slot(perm: Permutation) -> usize {
-    Permutation::ALL
-        .iter()
-        .position(|&p| p == perm)
-        .expect("one of ALL")
-}
-
 impl BlockCache {
     pub fn new(budget: usize) -> BlockCache {
         BlockCache {
@@ -101,7 +94,7 @@ impl BlockCache {
         }
         state.make_room(size);
         state.bytes += size;
-        state.bytes_of[slot(key.0)] += size;
+        state.bytes_of[key.0 as usize] += size;
         let tick = state.clock;
         state.blocks.insert(key, (tick, columns));
     }
@@ -114,7 +107,7 @@ impl BlockCache {
     }
 
     fn bytes_of(&self, perm: Permutation) -> usize {
-        self.entries.lock().unwrap().bytes_of[slot(perm)]
+        self.entries.lock().unwrap().bytes_of[perm as usize]
     }
 }
 
@@ -133,7 +126,7 @@ impl CacheState {
             };
             let size = block_bytes(&columns);
             self.bytes -= size;
-            self.bytes_of[slot(key.0)] -= size;
+            self.bytes_of[key.0 as usize] -= size;
         }
     }
 }
@@ -145,17 +138,9 @@ pub struct PermutationReader {
 }
 
 impl PermutationReader {
-    /// Opens a permutation with a block cache of its own.
-    pub fn open(dir: &Path, perm: Permutation) -> Result<PermutationReader> {
-        Self::open_with_cache(
-            dir,
-            perm,
-            Arc::new(BlockCache::new(DEFAULT_BLOCK_CACHE_BYTES)),
-        )
-    }
-
-    /// Opens a permutation whose decoded blocks go to `cache`.
-    pub fn open_with_cache(
+    /// Opens a permutation whose decoded blocks go to `cache` (an index
+    /// shares one between its permutations).
+    pub fn open(
         dir: &Path,
         perm: Permutation,
         cache: Arc<BlockCache>,
@@ -307,26 +292,15 @@ impl PermutationReader {
             last -= 1;
         }
         let rows_before = &self.inner.rows_before;
-        Ok(total + rows_before[last.max(first)] - rows_before[first])
+        Ok(total + rows_before[last] - rows_before[first])
     }
 
     /// Rows of block `b` whose first `lo.len()` columns lie in `[lo, hi]`.
     fn count_in_block(&self, b: usize, lo: &[u64], hi: &[u64]) -> Result<u64> {
-        if lo.is_empty() {
-            return Ok(0);
-        }
         let columns = self.decode_cached(b, true)?;
-        let key_cmp = |i: usize, key: &[u64]| {
-            columns
-                .iter()
-                .zip(key)
-                .map(|(c, k)| c[i].cmp(k))
-                .find(|o| o.is_ne())
-                .unwrap_or(Ordering::Equal)
-        };
         let n = self.inner.blocks[b].rows as usize;
-        let start = partition(n, |i| key_cmp(i, lo).is_lt());
-        let end = partition(n, |i| key_cmp(i, hi).is_le());
+        let start = partition(n, |i| compare_row(&columns, i, lo).is_lt());
+        let end = partition(n, |i| compare_row(&columns, i, hi).is_le());
         Ok(end.saturating_sub(start) as u64)
     }
 }
@@ -346,14 +320,15 @@ fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
     lo
 }
 
-fn compare_row(columns: &[Vec<u64>], i: usize, key: &Row) -> Ordering {
-    for c in 0..4 {
-        match columns[c][i].cmp(&key[c]) {
-            Ordering::Equal => continue,
-            other => return other,
-        }
-    }
-    Ordering::Equal
+/// Row `i` of a block's columns against `key`, on the first `key.len()`
+/// columns.
+fn compare_row(columns: &[Vec<u64>], i: usize, key: &[u64]) -> Ordering {
+    columns
+        .iter()
+        .zip(key)
+        .map(|(c, k)| c[i].cmp(k))
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
 }
 
 /// An iterator over the batches of a scan; each batch is the matching part of
