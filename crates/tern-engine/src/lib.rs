@@ -21,6 +21,7 @@ mod results;
 mod stream;
 pub mod suspend;
 pub mod token;
+mod value_range;
 
 pub use engine::{
     CancelFlag, Engine, EngineOptions, Execution, OptionalJoins, QueryRequest, Timings,

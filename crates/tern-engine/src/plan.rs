@@ -14,18 +14,20 @@ use crate::correlated;
 use crate::engine::OptionalJoins;
 use crate::exec::{
     BindLeftJoin, Distinct, EqualityJoin, Extend, Filter, GraphScope, Group, HashJoin, IndexJoin,
-    LeftJoin, Measured, MergeJoin, Minus, OrderBy, PathScan, PatternTerm, PlanRight, Project, Scan,
-    SemiJoin, Slice, Union, Values,
+    LeftJoin, Measured, MergeJoin, Minus, OrderBy, PathScan, PatternRows, PatternTerm, PlanRight,
+    Project, Scan, SemiJoin, Slice, Union, Values,
 };
 use crate::exec::{BoxedOperator, Operator};
 use crate::exists::{self, Scope};
 use crate::join_order::{self, JoinTree, PatternEstimate};
+use crate::value_range;
 use crate::EngineError;
 use oxrdf::{Term, Variable};
 use spargebra::algebra::{Expression, GraphPattern};
 use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
+use std::ops::Bound;
 use std::sync::Arc;
-use tern_index::Id;
+use tern_index::{Id, Permutation, ScanRange, Tag};
 
 /// The graph a pattern is evaluated in.
 #[derive(Debug, Clone)]
@@ -157,6 +159,11 @@ impl Planner {
                 if let GraphPattern::Bgp { patterns } = inner.as_ref() {
                     if let Some(joined) = self.plan_equality_join(expr, patterns, graph)? {
                         return Ok(joined);
+                    }
+                    let ranges = value_range::from_filter(expr, ctx)?;
+                    if !ranges.is_empty() {
+                        let narrowed = self.plan_ranged_bgp(patterns, graph, &ranges)?;
+                        return self.plan_filter(expr, narrowed, graph);
                     }
                 }
                 match correlated::filter_below_optional(expr, inner) {
@@ -373,6 +380,30 @@ impl Planner {
         let (Expression::Variable(a), Expression::Variable(b)) = (a.as_ref(), b.as_ref()) else {
             unreachable!("found above")
         };
+        if self.never_literal(a, patterns)? || self.never_literal(b, patterns)? {
+            // `=` on IRIs and blank nodes is sameness of the terms, so of
+            // their IDs: one variable does for both, and the parts join as
+            // one pattern, so the planner may look the larger part up per
+            // value of the smaller one instead of scanning it whole.
+            let renamed: Vec<TriplePattern> = patterns.iter().map(|t| rename(t, b, a)).collect();
+            let joined = self.plan_bgp(&renamed, graph)?;
+            let copied: BoxedOperator = Box::new(Measured::new(
+                Box::new(Extend::new(
+                    self.ctx.clone(),
+                    joined,
+                    b.clone(),
+                    Expression::Variable(a.clone()),
+                    self.scope(graph),
+                )),
+                None,
+            ));
+            return Ok(Some(match exists::and_all(conjuncts) {
+                Some(rest) => {
+                    Box::new(Measured::new(self.plan_filter(&rest, copied, graph)?, None))
+                }
+                None => copied,
+            }));
+        }
         let (pa, pb) = (part_of(a).expect("found"), part_of(b).expect("found"));
         let part = |i: usize| -> Vec<TriplePattern> {
             components[i]
@@ -417,6 +448,41 @@ impl Planner {
             Some(rest) => Box::new(Measured::new(self.plan_filter(&rest, joined, graph)?, None)),
             None => joined,
         }))
+    }
+
+    /// Whether every value `variable` takes in `patterns` is an IRI or a
+    /// blank node: it is a subject or predicate somewhere, or the object of
+    /// a predicate that has no literal objects in the index.
+    fn never_literal(
+        &self,
+        variable: &Variable,
+        patterns: &[TriplePattern],
+    ) -> Result<bool, EngineError> {
+        let is = |t: &TermPattern| matches!(t, TermPattern::Variable(v) if v == variable);
+        for pattern in patterns {
+            let predicate = match &pattern.predicate {
+                NamedNodePattern::Variable(v) if v == variable => return Ok(true),
+                NamedNodePattern::Variable(_) => None,
+                NamedNodePattern::NamedNode(n) => Some(n),
+            };
+            if is(&pattern.subject) {
+                return Ok(true);
+            }
+            if let (true, Some(predicate)) = (is(&pattern.object), predicate) {
+                let Some(predicate) = self.ctx.lookup(&predicate.clone().into())? else {
+                    return Ok(true); // the pattern matches nothing
+                };
+                let index = &self.ctx.index;
+                let literals = ScanRange {
+                    start: Bound::Included(index.first_literal()?),
+                    end: Bound::Unbounded,
+                };
+                if index.count(Permutation::Pos, &[predicate], literals)? == 0 {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// FILTER: conjuncts that are (NOT) EXISTS of a suitable pattern become
@@ -524,6 +590,17 @@ impl Planner {
         patterns: &[TriplePattern],
         graph: &GraphContext,
     ) -> Result<BoxedOperator, EngineError> {
+        self.plan_ranged_bgp(patterns, graph, &[])
+    }
+
+    /// A basic graph pattern whose patterns scan only `ranges` of the values
+    /// of these variables where they can (see [`value_range`]).
+    fn plan_ranged_bgp(
+        &self,
+        patterns: &[TriplePattern],
+        graph: &GraphContext,
+        ranges: &[(Variable, ScanRange)],
+    ) -> Result<BoxedOperator, EngineError> {
         if patterns.is_empty() {
             // The empty pattern has one solution; under GRAPH ?g, one per graph.
             if let GraphContext::Variable(v) = graph {
@@ -570,8 +647,9 @@ impl Planner {
             match scope {
                 None => missing = true,
                 Some(scope) if !missing => {
-                    let estimate = Scan::estimate(&self.ctx, &terms)?;
-                    scans.push((estimate, variables, terms, scope));
+                    let pattern = self.narrowed(terms, scope, &variables, ranges)?;
+                    let estimate = Scan::estimate(&self.ctx, &pattern)?;
+                    scans.push((estimate, variables, pattern));
                 }
                 Some(_) => {}
             }
@@ -581,11 +659,48 @@ impl Planner {
         }
         let estimates: Vec<PatternEstimate> = scans
             .iter()
-            .map(|(rows, variables, terms, _)| self.pattern_estimate(*rows, variables, terms))
+            .map(|(rows, variables, pattern)| self.pattern_estimate(*rows, variables, pattern))
             .collect();
         let tree = join_order::order(&estimates);
         let estimator = join_order::Estimator::new(&estimates);
         Ok(self.build_join_tree(&tree, &scans, &estimator))
+    }
+
+    /// The pattern, narrowed to a range of its object's values if `ranges`
+    /// has one for its object variable and its predicate is constant. The
+    /// ranges cover inline values only, so a predicate with literal objects
+    /// in the vocabulary (a date in a non-canonical form, say) is not
+    /// narrowed.
+    fn narrowed(
+        &self,
+        terms: [PatternTerm; 3],
+        scope: GraphScope,
+        variables: &[Variable],
+        ranges: &[(Variable, ScanRange)],
+    ) -> Result<PatternRows, EngineError> {
+        let range = match terms {
+            [subject, PatternTerm::Constant(predicate), PatternTerm::Variable(object)]
+                if subject != PatternTerm::Variable(object) =>
+            {
+                ranges
+                    .iter()
+                    .find(|(v, _)| *v == variables[object])
+                    .map(|(_, range)| (predicate, *range))
+            }
+            _ => None,
+        };
+        let Some((predicate, range)) = range else {
+            return Ok(PatternRows::new(terms, scope));
+        };
+        let index = &self.ctx.index;
+        let vocabulary_literals = ScanRange {
+            start: Bound::Included(index.first_literal()?),
+            end: Bound::Excluded(Id::new(Tag::LocalVocab, 0)),
+        };
+        if index.count(Permutation::Pos, &[predicate], vocabulary_literals)? > 0 {
+            return Ok(PatternRows::new(terms, scope));
+        }
+        Ok(PatternRows::ranged(terms, scope, Some((2, range))))
     }
 
     /// Distinct values per variable of a pattern: from the predicate's
@@ -594,8 +709,9 @@ impl Planner {
         &self,
         rows: u64,
         variables: &[Variable],
-        terms: &[PatternTerm; 3],
+        pattern: &PatternRows,
     ) -> PatternEstimate {
+        let terms = &pattern.terms;
         let rows = rows as f64;
         let stats = match terms[1] {
             PatternTerm::Constant(p) => self.ctx.index.stats().predicate(p.0),
@@ -624,7 +740,7 @@ impl Planner {
                 (v.clone(), distinct.min(rows).max(1.0))
             })
             .collect();
-        let sorted_on = Scan::sorted_column(terms).map(|c| variables[c].0.clone());
+        let sorted_on = pattern.sorted_column().map(|c| variables[c].0.clone());
         PatternEstimate {
             rows,
             variables,
@@ -641,9 +757,9 @@ impl Planner {
     ) -> BoxedOperator {
         let ctx = &self.ctx;
         let scan = |i: usize| -> BoxedOperator {
-            let (rows, variables, terms, scope) = scans[i].clone();
+            let (rows, variables, pattern) = scans[i].clone();
             Box::new(Measured::new(
-                Box::new(Scan::new(ctx.clone(), variables, terms, scope)),
+                Box::new(Scan::of(ctx.clone(), variables, pattern)),
                 Some(rows),
             ))
         };
@@ -668,17 +784,32 @@ impl Planner {
                 key.clone(),
             )),
             JoinTree::Index(left, i) => {
-                let (_, variables, terms, scope) = scans[*i].clone();
+                let (_, variables, pattern) = scans[*i].clone();
                 Box::new(IndexJoin::new(
                     ctx.clone(),
                     self.build_join_tree(left, scans, estimates),
                     variables,
-                    terms,
-                    scope,
+                    pattern,
                 ))
             }
         };
         Box::new(Measured::new(operator, Some(estimate(tree))))
+    }
+}
+
+/// The pattern with `to` in place of the variable `from`.
+fn rename(pattern: &TriplePattern, from: &Variable, to: &Variable) -> TriplePattern {
+    let term = |t: &TermPattern| match t {
+        TermPattern::Variable(v) if v == from => TermPattern::Variable(to.clone()),
+        other => other.clone(),
+    };
+    TriplePattern {
+        subject: term(&pattern.subject),
+        predicate: match &pattern.predicate {
+            NamedNodePattern::Variable(v) if v == from => NamedNodePattern::Variable(to.clone()),
+            other => other.clone(),
+        },
+        object: term(&pattern.object),
     }
 }
 
@@ -746,7 +877,7 @@ fn per_row_is_cheaper(left: Option<u64>, right: Option<u64>) -> bool {
 
 /// A triple pattern ready to scan: its exact row count, its variables (the
 /// output columns), its terms and its graph.
-type ScanSpec = (u64, Vec<Variable>, [PatternTerm; 3], GraphScope);
+type ScanSpec = (u64, Vec<Variable>, PatternRows);
 
 /// The pattern term for a resolved position, adding variables to `variables`.
 fn position(resolved: &Resolved, variables: &mut Vec<Variable>) -> Option<PatternTerm> {

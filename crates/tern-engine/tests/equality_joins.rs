@@ -4,7 +4,7 @@
 //! other terms by identity, and `sameTerm` by identity throughout.
 
 use oxrdf::Term;
-use tern_engine::{EngineOptions, QueryOutcome, QueryRequest};
+use tern_engine::{EngineOptions, QueryOutcome};
 
 mod common;
 
@@ -29,6 +29,10 @@ ex:b7 ex:q "x"^^ex:unknown .
 ex:b8 ex:q ex:i2 .
 ex:b1 ex:r 5 .
 ex:b2 ex:r -5 .
+ex:c1 ex:s ex:i1 .
+ex:c2 ex:s ex:i2 .
+ex:c3 ex:s _:shared .
+ex:c4 ex:s ex:i3 .
 "#;
 
 const PREFIX: &str = "PREFIX ex: <http://example.org/>\n";
@@ -57,13 +61,7 @@ fn pairs(engine: &tern_engine::Engine, query: &str) -> Vec<String> {
 }
 
 fn plan(engine: &tern_engine::Engine, query: &str) -> String {
-    let query = format!("{PREFIX}{query}");
-    let request = QueryRequest {
-        profile: true,
-        ..QueryRequest::default()
-    };
-    let execution = engine.execute(&query, &request).unwrap();
-    execution.profile.snapshot().to_text()
+    common::plan_text(engine, &format!("{PREFIX}{query}"))
 }
 
 #[test]
@@ -110,4 +108,29 @@ fn other_parts_and_conditions_apply_after_the_equality_join() {
                  FILTER(?a = ?b && ?n > 0) }";
     assert!(plan(&engine, query).contains("EqualityJoin"));
     assert_eq!(pairs(&engine, query), vec!["a1 b1"]);
+}
+
+#[test]
+fn equality_with_a_side_that_is_never_a_literal_joins_on_ids() {
+    let (_tmp, engine) = common::engine_over("data.ttl", DATA, EngineOptions::default());
+    // `ex:s` and `ex:q` objects: ex:s has IRIs and a blank node only, so
+    // `=` is identity and the two parts become one pattern.
+    let cases = [
+        ("?x ex:s ?a . ?y ex:q ?b", vec!["c1 b1", "c2 b8", "c3 b6"]),
+        ("?x ex:s ?a . ?y ex:p ?b", vec!["c1 a1", "c3 a7"]),
+        ("?y ex:p ?b . ?x ex:s ?a", vec!["c1 a1", "c3 a7"]),
+        ("?x ex:s ?a . ?a ex:none ?z . ?y ex:q ?b", vec![]),
+    ];
+    for (pattern, expected) in cases {
+        let joined = format!("SELECT ?x ?y ?a ?b {{ {pattern} FILTER(?a = ?b) }}");
+        let shown = plan(&engine, &joined);
+        assert!(!shown.contains("EqualityJoin"), "{pattern}: {shown}");
+        assert!(
+            shown.contains("Bind ?b := ?a") || shown.contains("Bind ?a := ?b"),
+            "{pattern}: {shown}"
+        );
+        assert_eq!(pairs(&engine, &joined), expected, "{pattern}");
+        let filtered = format!("SELECT ?x ?y {{ {pattern} FILTER((?a = ?b) || false) }}");
+        assert_eq!(pairs(&engine, &filtered), expected, "{pattern} as a filter");
+    }
 }

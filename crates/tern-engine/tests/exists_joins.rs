@@ -56,13 +56,7 @@ fn run(engine: &Engine, query: &str) -> Vec<String> {
 
 /// The plan of a query, as `--explain` prints it.
 fn plan(engine: &Engine, query: &str) -> String {
-    let query = format!("{PREFIX}{query}");
-    let request = QueryRequest {
-        profile: true,
-        ..QueryRequest::default()
-    };
-    let execution = engine.execute(&query, &request).unwrap();
-    execution.profile.snapshot().to_text()
+    common::plan_text(engine, &format!("{PREFIX}{query}"))
 }
 
 const SMALL: &str = r#"

@@ -5,7 +5,7 @@ use crate::error::{IndexError, IoContext, Result};
 use crate::memo::Memo;
 use crate::meta::{IndexMeta, FORMAT_VERSION, META_FILE};
 use crate::permutation::{
-    BlockCache, Permutation, PermutationReader, Row, ScanIter, DEFAULT_BLOCK_CACHE_BYTES,
+    BlockCache, Lookup, Permutation, PermutationReader, Row, ScanIter, DEFAULT_BLOCK_CACHE_BYTES,
 };
 use crate::stats::{Statistics, STATS_FILE};
 use crate::term_key::{self, Classified, KeyParts};
@@ -123,18 +123,22 @@ impl Index {
     pub fn is_literal(&self, id: Id) -> Result<bool> {
         Ok(match id.tag() {
             Tag::Undefined | Tag::BlankNode | Tag::LocalVocab => false,
-            Tag::Vocab => {
-                let first = match self.first_literal.get() {
-                    Some(&first) => first,
-                    None => {
-                        let first = self.vocab.lower_bound(&[term_key::LITERAL])?;
-                        *self.first_literal.get_or_init(|| first)
-                    }
-                };
-                id.payload() >= first
-            }
+            Tag::Vocab => id >= self.first_literal()?,
             _ => true,
         })
+    }
+
+    /// The ID of the vocabulary's first literal: vocabulary IDs from it on
+    /// (up to [`Tag::LocalVocab`]) are literals, those before it IRIs.
+    pub fn first_literal(&self) -> Result<Id> {
+        let first = match self.first_literal.get() {
+            Some(&first) => first,
+            None => {
+                let first = self.vocab.lower_bound(&[term_key::LITERAL])?;
+                *self.first_literal.get_or_init(|| first)
+            }
+        };
+        Ok(Id::new(Tag::Vocab, first))
     }
 
     /// The ID of a term, `None` when the index does not contain it. Inline values
@@ -276,6 +280,18 @@ impl Index {
     pub fn scan(&self, perm: Permutation, prefix: &[Id], range: ScanRange) -> ScanIter {
         let (lo, hi) = bounds(prefix, range).unwrap_or(([u64::MAX; 4], [0; 4]));
         self.permutation(perm).scan_rows(lo, hi)
+    }
+
+    /// Repeated small scans of `perm` (see [`Lookup`]); give each
+    /// [`bounds`](Self::bounds) of a prefix.
+    pub fn lookup(&self, perm: Permutation) -> Lookup {
+        Lookup::new(self.permutation(perm).clone())
+    }
+
+    /// Inclusive row bounds of the rows a [`scan`](Self::scan) with the same
+    /// arguments returns; `None` when the range is empty.
+    pub fn bounds(prefix: &[Id], range: ScanRange) -> Option<(Row, Row)> {
+        bounds(prefix, range)
     }
 
     /// Exact number of rows a [`scan`](Self::scan) with the same arguments returns.

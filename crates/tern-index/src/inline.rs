@@ -220,6 +220,8 @@ fn write_double(value: f64, out: &mut String) {
 
 const TIME_BITS: u32 = PAYLOAD_BITS - 8;
 const TIME_OFFSET: i64 = 1 << (TIME_BITS - 1);
+/// The timezone code of +14:00, the highest; 0 stands for no timezone.
+const MAX_TZ_CODE: u64 = 840 / 15 + 56 + 1;
 
 /// Packs a point in time (UTC) and its timezone so that packed order is time order.
 fn pack_time(value: i64, tz_minutes: Option<i64>) -> Option<u64> {
@@ -233,7 +235,7 @@ fn pack_time(value: i64, tz_minutes: Option<i64>) -> Option<u64> {
             if m % 15 != 0 || !(-840..=840).contains(&m) {
                 return None;
             }
-            (m / 15 + 56 + 1) as u64
+            (m / 15 + 56 + 1) as u64 // 1..=MAX_TZ_CODE
         }
     };
     Some(((biased as u64) << 8 | tz_code) & PAYLOAD_MASK)
@@ -254,6 +256,32 @@ pub fn compare_times(a: Id, b: Id) -> Option<std::cmp::Ordering> {
     }
     (a.tag() == Tag::DateTime && ta != 0 && tb != 0)
         .then(|| (a.payload() >> 8).cmp(&(b.payload() >> 8)))
+}
+
+/// The lowest and highest IDs of the inline values of `id`'s type
+/// (`xsd:date` or `xsd:dateTime`) that a comparison with `id` may not tell
+/// apart from it, whatever the timezones: those within two days of it.
+/// Timezones shift a value by at most 14 hours, so every value that compares
+/// equal to `id`, or on the other side of it than these bounds, lies within
+/// them. `None` for other IDs.
+pub fn time_window(id: Id) -> Option<(Id, Id)> {
+    let slack = match id.tag() {
+        Tag::Date => 2,
+        Tag::DateTime => 2 * 86_400_000,
+        _ => return None,
+    };
+    let biased = (id.payload() >> 8) as i64;
+    let low = (biased - slack).max(0) as u64;
+    let high = (biased + slack).min((1 << TIME_BITS) - 1) as u64;
+    Some((
+        Id::new(id.tag(), low << 8),
+        Id::new(id.tag(), high << 8 | MAX_TZ_CODE),
+    ))
+}
+
+/// The lowest and highest IDs of a tag.
+pub fn tag_bounds(tag: Tag) -> (Id, Id) {
+    (Id::new(tag, 0), Id::new(tag, PAYLOAD_MASK))
 }
 
 fn unpack_time(payload: u64) -> (i64, Option<i64>) {

@@ -9,13 +9,18 @@ use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use rustc_hash::FxHashMap;
-use spargebra::algebra::AggregateExpression;
+use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression};
 use std::sync::Arc;
 use tern_index::Id;
 
 enum AggregateInput {
-    /// COUNT(*): the whole row.
+    /// COUNT(DISTINCT *): the whole row.
     Row,
+    /// COUNT(*): every row counts.
+    EveryRow,
+    /// COUNT(?v): the rows where this column is bound (`None`: a variable
+    /// the input does not have, never bound).
+    Bound(Option<usize>),
     Expression(MemoizedEvaluator),
 }
 
@@ -69,7 +74,15 @@ impl Group {
             .map(|(v, a)| {
                 variables.push(v);
                 let evaluator = match &a {
-                    AggregateExpression::CountSolutions { .. } => AggregateInput::Row,
+                    AggregateExpression::CountSolutions { distinct: false } => {
+                        AggregateInput::EveryRow
+                    }
+                    AggregateExpression::CountSolutions { distinct: true } => AggregateInput::Row,
+                    AggregateExpression::FunctionCall {
+                        name: AggregateFunction::Count,
+                        expr: Expression::Variable(v),
+                        distinct: false,
+                    } => AggregateInput::Bound(input_variables.iter().position(|i| i == v)),
                     AggregateExpression::FunctionCall { expr, .. } => {
                         AggregateInput::Expression(MemoizedEvaluator::new(
                             ctx.clone(),
@@ -235,23 +248,29 @@ impl Group {
         groups: &mut FxHashMap<Vec<Id>, Vec<Accumulator>>,
         order: &mut Vec<Vec<Id>>,
     ) -> Result<(), EngineError> {
+        let mut row = vec![Id::UNDEFINED; batch.columns.len()];
+        let mut key = vec![Id::UNDEFINED; self.key_columns.len()];
         for i in 0..batch.len {
-            let row = batch.row(i);
-            let key: Vec<Id> = self
-                .key_columns
-                .iter()
-                .map(|c| c.map_or(Id::UNDEFINED, |c| row[c]))
-                .collect();
-            if !groups.contains_key(&key) {
+            for (slot, column) in row.iter_mut().zip(&batch.columns) {
+                *slot = column[i];
+            }
+            for (slot, column) in key.iter_mut().zip(&self.key_columns) {
+                *slot = column.map_or(Id::UNDEFINED, |c| row[c]);
+            }
+            if !groups.contains_key(key.as_slice()) {
                 groups.insert(key.clone(), self.accumulators());
                 order.push(key.clone());
             }
-            let accumulators = groups.get_mut(&key).expect("inserted above");
+            let accumulators = groups.get_mut(key.as_slice()).expect("inserted above");
             for ((_, input), acc) in self.aggregates.iter().zip(accumulators.iter_mut()) {
                 match input {
                     AggregateInput::Row => {
                         let terms = self.ctx.terms(&row)?;
                         acc.add_row(&terms);
+                    }
+                    AggregateInput::EveryRow => acc.count_one(true),
+                    AggregateInput::Bound(column) => {
+                        acc.count_one(column.is_some_and(|c| row[c] != Id::UNDEFINED))
                     }
                     AggregateInput::Expression(e) => acc.add(e.evaluate(&row)?),
                 }

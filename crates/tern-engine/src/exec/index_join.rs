@@ -2,6 +2,7 @@
 //! pattern is looked up in the index with the shared variables bound, so a
 //! few selective rows never pay for scanning a large pattern whole.
 
+use super::pattern_rows::PatternRows;
 use super::rows::{Solution, Sources};
 use super::scan::{GraphScope, PatternTerm, Scan};
 use super::{Batch, BoxedOperator, Operator};
@@ -13,29 +14,35 @@ use oxrdf::Variable;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use tern_index::Id;
+use tern_index::permutation::Lookup;
+use tern_index::{Id, Index};
 
 pub struct IndexJoin {
     ctx: Arc<QueryContext>,
     variables: Vec<Variable>,
     left: BoxedOperator,
     pattern_variables: Vec<Variable>,
-    terms: [PatternTerm; 3],
-    graph: GraphScope,
+    /// The pattern as planned, with the variables the left rows bind.
+    pattern: PatternRows,
     /// For each pattern variable, its column in the left input, if shared.
     bound_from: Vec<Option<usize>>,
     /// For each output column, its source in (left row, pattern row).
     sources: Sources,
+    /// One per permutation the lookups use, each holding the block it read
+    /// last.
+    readers: [Option<Lookup>; 6],
     lookups: Arc<AtomicU64>,
 }
+
+/// Lookups between two checks for cancellation.
+const LOOKUPS_PER_CHECK: usize = 64;
 
 impl IndexJoin {
     pub fn new(
         ctx: Arc<QueryContext>,
         left: BoxedOperator,
         pattern_variables: Vec<Variable>,
-        terms: [PatternTerm; 3],
-        graph: GraphScope,
+        pattern: PatternRows,
     ) -> IndexJoin {
         let (variables, sources) = Solution::merge_schemas(left.variables(), &pattern_variables);
         let bound_from = pattern_variables
@@ -47,10 +54,10 @@ impl IndexJoin {
             variables,
             left,
             pattern_variables,
-            terms,
-            graph,
+            pattern,
             bound_from,
             sources,
+            readers: Default::default(),
             lookups: Arc::default(),
         }
     }
@@ -62,37 +69,42 @@ impl IndexJoin {
                 .map(|l| row[l])
                 .filter(|id| *id != Id::UNDEFINED)
         };
-        let terms = self.terms.map(|t| match t {
+        let terms = self.pattern.terms.map(|t| match t {
             PatternTerm::Variable(c) => value(c).map_or(t, PatternTerm::Constant),
             constant => constant,
         });
-        let graph = match self.graph {
-            GraphScope::NamedVariable(c) => value(c).map_or(self.graph, GraphScope::Named),
+        let graph = match self.pattern.graph {
+            GraphScope::NamedVariable(c) => value(c).map_or(self.pattern.graph, GraphScope::Named),
             other => other,
         };
         (terms, graph)
     }
 
-    /// The pattern's rows for one binding (its own columns).
-    fn lookup(
-        &self,
+    /// Appends the pattern's rows for one binding (its own columns) to
+    /// `rows`; returns how many.
+    fn lookup_into(
+        &mut self,
         terms: [PatternTerm; 3],
         graph: GraphScope,
-    ) -> Result<Vec<Vec<Id>>, EngineError> {
+        rows: &mut Vec<Id>,
+        row_out: &mut [Id],
+    ) -> Result<usize, EngineError> {
         self.lookups.fetch_add(1, Ordering::Relaxed);
-        let mut scan = Scan::new(
-            self.ctx.clone(),
-            self.pattern_variables.clone(),
-            terms,
-            graph,
-        );
-        let mut rows = Vec::new();
-        while let Some(batch) = scan.next_batch()? {
-            for i in 0..batch.len {
-                rows.push(batch.row(i));
+        let pattern = PatternRows::ranged(terms, graph, self.pattern.range_on);
+        let Some((lo, hi)) = Index::bounds(pattern.prefix(), pattern.scan_range) else {
+            return Ok(0);
+        };
+        let ctx = &self.ctx;
+        let reader = self.readers[pattern.perm as usize]
+            .get_or_insert_with(|| ctx.index.lookup(pattern.perm));
+        let (mut last_triple, mut found) = (None, 0);
+        reader.rows(lo, hi, |stored| {
+            if pattern.fill(ctx, stored, &mut last_triple, row_out) {
+                rows.extend_from_slice(row_out);
+                found += 1;
             }
-        }
-        Ok(rows)
+        })?;
+        Ok(found)
     }
 }
 
@@ -109,11 +121,10 @@ impl Operator for IndexJoin {
             .filter(|(_, b)| b.is_some())
             .map(|(v, _)| v.clone())
             .collect();
-        let scan = Scan::new(
+        let scan = Scan::of(
             self.ctx.clone(),
             self.pattern_variables.clone(),
-            self.terms,
-            self.graph,
+            self.pattern,
         )
         .describe();
         OperatorInfo {
@@ -149,24 +160,43 @@ impl Operator for IndexJoin {
             };
             self.ctx.check()?;
             // Rows of a batch often share their binding (the same subject
-            // repeated): look each binding up once.
-            let mut found: FxHashMap<([PatternTerm; 3], GraphScope), Vec<Vec<Id>>> =
+            // repeated): look each binding up once. Found rows go to one flat
+            // buffer; the map holds where each binding's rows start, and how
+            // many there are.
+            let pattern_width = self.pattern_variables.len();
+            let mut found: FxHashMap<([PatternTerm; 3], GraphScope), (usize, usize)> =
                 FxHashMap::default();
+            let mut found_rows: Vec<Id> = Vec::new();
+            let mut found_count = 0;
+            let mut row_out = vec![Id::UNDEFINED; pattern_width];
+            let mut left = vec![Id::UNDEFINED; batch.columns.len()];
             let mut out = Batch::with_columns(width);
             for i in 0..batch.len {
-                let left = batch.row(i);
+                for (slot, column) in left.iter_mut().zip(&batch.columns) {
+                    *slot = column[i];
+                }
                 let key = self.bind(&left);
-                let rows = match found.entry(key) {
-                    std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-                    std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert(self.lookup(key.0, key.1)?)
+                let (first, count) = match found.get(&key) {
+                    Some(&range) => range,
+                    None => {
+                        if found.len() % LOOKUPS_PER_CHECK == LOOKUPS_PER_CHECK - 1 {
+                            self.ctx.check()?;
+                        }
+                        let count =
+                            self.lookup_into(key.0, key.1, &mut found_rows, &mut row_out)?;
+                        let range = (found_count, count);
+                        found_count += count;
+                        found.insert(key, range);
+                        range
                     }
                 };
-                for right in rows.iter() {
+                for r in first..first + count {
+                    let right = &found_rows[r * pattern_width..(r + 1) * pattern_width];
                     out.push_merged(&left, right, &self.sources);
                 }
             }
-            self.ctx.check_memory((out.len * (width * 8 + 24)) as u64)?;
+            self.ctx
+                .check_memory((out.len * (width * 8 + 24) + found_rows.len() * 8) as u64)?;
             // Nothing joined: go on, unless the left side paused or the
             // turn is over.
             if out.len > 0 || batch.len == 0 || self.ctx.should_yield() {

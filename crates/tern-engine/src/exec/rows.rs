@@ -72,6 +72,13 @@ pub struct RowTable {
     key_columns: Vec<usize>,
     /// (hash of the key, row) of the rows whose key is bound, sorted.
     keyed: Vec<(u64, u32)>,
+    /// `directory[b]`: where in `keyed` the hashes with `b` as their top
+    /// bits start, so that a probe finds its hash without a binary search
+    /// (which cost most of a probe in large tables); about one row per
+    /// bucket.
+    directory: Vec<u32>,
+    /// Shifts a hash right to its bucket.
+    shift: u32,
     unkeyed: Vec<u32>,
 }
 
@@ -104,10 +111,22 @@ impl RowTable {
         } else {
             keyed.sort_unstable();
         }
+        let bits = (usize::BITS - keyed.len().leading_zeros()).max(1);
+        let shift = u64::BITS - bits;
+        let mut directory = Vec::with_capacity((1 << bits) + 1);
+        let mut at = 0;
+        for bucket in 0..=(1u64 << bits) {
+            while at < keyed.len() && keyed[at].0 >> shift < bucket {
+                at += 1;
+            }
+            directory.push(at as u32);
+        }
         RowTable {
             rows,
             key_columns,
             keyed,
+            directory,
+            shift,
             unkeyed,
         }
     }
@@ -124,9 +143,12 @@ impl RowTable {
             )
         } else {
             let hash = key_hash(key.iter().copied());
-            let start = self.keyed.partition_point(|&(h, _)| h < hash);
-            let end = start + self.keyed[start..].partition_point(|&(h, _)| h == hash);
-            (&self.keyed[start..end], &self.unkeyed[..], 0..0)
+            let bucket = (hash >> self.shift) as usize;
+            let in_bucket =
+                &self.keyed[self.directory[bucket] as usize..self.directory[bucket + 1] as usize];
+            let start = in_bucket.partition_point(|&(h, _)| h < hash);
+            let end = start + in_bucket[start..].partition_point(|&(h, _)| h == hash);
+            (&in_bucket[start..end], &self.unkeyed[..], 0..0)
         };
         keyed
             .iter()

@@ -2,16 +2,18 @@
 //! permutation that has them as leading columns; the graph column (last in
 //! every permutation) is filtered row by row.
 
+use super::pattern_rows::PatternRows;
 use super::{Batch, Operator};
-use crate::context::{GraphSet, QueryContext};
+use crate::context::QueryContext;
 use crate::profile::OperatorInfo;
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
+use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tern_index::permutation::ScanIter;
-use tern_index::{Id, Permutation, ScanRange};
+use tern_index::Id;
 
 /// One position of a triple pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -35,9 +37,7 @@ pub enum GraphScope {
 pub struct Scan {
     ctx: Arc<QueryContext>,
     variables: Vec<Variable>,
-    terms: [PatternTerm; 3],
-    graph: GraphScope,
-    perm: Permutation,
+    pattern: PatternRows,
     iter: ScanIter,
     /// The triple of the last row emitted, to merge graphs of a default graph
     /// that spans several graphs.
@@ -47,29 +47,6 @@ pub struct Scan {
     blocks_read: Arc<AtomicU64>,
 }
 
-/// The permutation with the pattern's constants as leading columns, and those
-/// constants in that order. With the predicate and one more position bound,
-/// the predicate leads: an index join then looks all its rows up in one
-/// predicate's blocks, which stay cached, instead of one block per subject.
-fn bound_prefix(terms: &[PatternTerm; 3]) -> (Permutation, Vec<Id>) {
-    let bound: Vec<usize> = (0..3)
-        .filter(|&i| matches!(terms[i], PatternTerm::Constant(_)))
-        .collect();
-    let perm = match bound.as_slice() {
-        [0, 1] => Permutation::Pso,
-        [1, 2] => Permutation::Pos,
-        _ => Permutation::for_bound(&bound, None),
-    };
-    let prefix = perm.order()[..bound.len()]
-        .iter()
-        .filter_map(|&pos| match terms[pos] {
-            PatternTerm::Constant(id) => Some(id),
-            PatternTerm::Variable(_) => None,
-        })
-        .collect();
-    (perm, prefix)
-}
-
 impl Scan {
     pub fn new(
         ctx: Arc<QueryContext>,
@@ -77,14 +54,17 @@ impl Scan {
         terms: [PatternTerm; 3],
         graph: GraphScope,
     ) -> Scan {
-        let (perm, prefix) = bound_prefix(&terms);
-        let iter = ctx.index.scan(perm, &prefix, ScanRange::ALL);
+        Scan::of(ctx, variables, PatternRows::new(terms, graph))
+    }
+
+    pub fn of(ctx: Arc<QueryContext>, variables: Vec<Variable>, pattern: PatternRows) -> Scan {
+        let iter = ctx
+            .index
+            .scan(pattern.perm, pattern.prefix(), pattern.scan_range);
         Scan {
             ctx,
             variables,
-            terms,
-            graph,
-            perm,
+            pattern,
             iter,
             last_triple: None,
             last_row: None,
@@ -92,22 +72,13 @@ impl Scan {
         }
     }
 
-    /// Exact number of index rows the pattern's constants select (graphs and
-    /// repeated variables not yet taken into account): the optimizer's estimate.
-    pub fn estimate(ctx: &QueryContext, terms: &[PatternTerm; 3]) -> Result<u64, EngineError> {
-        let (perm, prefix) = bound_prefix(terms);
-        Ok(ctx.index.count(perm, &prefix, ScanRange::ALL)?)
-    }
-
-    /// The output column the scan's rows are sorted on: the variable right
-    /// after the bound columns in the permutation's order.
-    pub fn sorted_column(terms: &[PatternTerm; 3]) -> Option<usize> {
-        let (perm, prefix) = bound_prefix(terms);
-        let next = *perm.order().get(prefix.len())?;
-        match terms.get(next)? {
-            PatternTerm::Variable(column) => Some(*column),
-            PatternTerm::Constant(_) => None,
-        }
+    /// Exact number of index rows the pattern's constants (and range)
+    /// select, graphs and repeated variables not yet taken into account: the
+    /// optimizer's estimate.
+    pub fn estimate(ctx: &QueryContext, pattern: &PatternRows) -> Result<u64, EngineError> {
+        Ok(ctx
+            .index
+            .count(pattern.perm, pattern.prefix(), pattern.scan_range)?)
     }
 
     /// The last row read (and triple produced, when graphs are merged).
@@ -121,29 +92,6 @@ impl Scan {
         }
         OperatorState::new(numbers, Vec::new())
     }
-
-    fn in_named_set(&self, graph: u64) -> bool {
-        graph != Id::DEFAULT_GRAPH.0
-            && match &self.ctx.named_graphs {
-                GraphSet::Only(list) => list.contains(&Id(graph)),
-                _ => true,
-            }
-    }
-
-    /// Whether a row in `graph` belongs to the scope; `merge` tells whether
-    /// equal triples from different graphs must be merged.
-    fn graph_matches(&self, graph: u64) -> (bool, bool) {
-        match self.graph {
-            GraphScope::Default => match &self.ctx.default_graph {
-                GraphSet::IndexDefault => (graph == Id::DEFAULT_GRAPH.0, false),
-                GraphSet::All => (true, true),
-                GraphSet::AllNamed => (graph != Id::DEFAULT_GRAPH.0, true),
-                GraphSet::Only(list) => (list.contains(&Id(graph)), true),
-            },
-            GraphScope::Named(g) => (graph == g.0 && self.in_named_set(graph), false),
-            GraphScope::NamedVariable(_) => (self.in_named_set(graph), false),
-        }
-    }
 }
 
 impl Operator for Scan {
@@ -154,6 +102,7 @@ impl Operator for Scan {
     fn describe(&self) -> OperatorInfo {
         let names = ["S", "P", "O"];
         let terms: Vec<String> = self
+            .pattern
             .terms
             .iter()
             .map(|t| match *t {
@@ -164,15 +113,34 @@ impl Operator for Scan {
                 PatternTerm::Variable(c) => self.variables[c].to_string(),
             })
             .collect();
-        let order: String = self.perm.order().iter().map(|&p| names[p]).collect();
-        let graph = match self.graph {
+        let order: String = self
+            .pattern
+            .perm
+            .order()
+            .iter()
+            .map(|&p| names[p])
+            .collect();
+        let graph = match self.pattern.graph {
             GraphScope::Default => String::new(),
             GraphScope::Named(g) => format!(" in graph {g:?}"),
             GraphScope::NamedVariable(c) => format!(" in graph {}", self.variables[c]),
         };
+        let range = if self.pattern.scan_range.is_all() {
+            String::new()
+        } else {
+            let bound = |b: Bound<Id>| match b {
+                Bound::Included(id) | Bound::Excluded(id) => match self.ctx.term(id) {
+                    Ok(Some(term)) => term.to_string(),
+                    _ => format!("{id:?}"),
+                },
+                Bound::Unbounded => "..".into(),
+            };
+            let range = self.pattern.scan_range;
+            format!(" reading {} to {}", bound(range.start), bound(range.end))
+        };
         OperatorInfo {
             name: "Scan",
-            detail: format!("{order} {}{graph}", terms.join(" ")),
+            detail: format!("{order} {}{graph}{range}", terms.join(" ")),
             blocks_read: Some(self.blocks_read.clone()),
         }
     }
@@ -222,38 +190,14 @@ impl Operator for Scan {
             }
             let mut out = Batch::with_columns(width);
             let mut row_out = vec![Id::UNDEFINED; width];
-            'rows: for i in 0..rows.len() {
+            for i in 0..rows.len() {
                 let stored = rows.row(i);
-                let quad = self.perm.quad_of(stored);
-                let (in_scope, merge) = self.graph_matches(quad[3]);
-                if !in_scope {
-                    continue;
+                if self
+                    .pattern
+                    .fill(&self.ctx, stored, &mut self.last_triple, &mut row_out)
+                {
+                    out.push_row(&row_out);
                 }
-                let triple = [quad[0], quad[1], quad[2]];
-                if merge {
-                    if self.last_triple == Some(triple) {
-                        continue;
-                    }
-                    self.last_triple = Some(triple);
-                }
-                row_out.iter_mut().for_each(|v| *v = Id::UNDEFINED);
-                for (term, &value) in self.terms.iter().zip(&triple) {
-                    if let PatternTerm::Variable(column) = *term {
-                        let value = Id(value);
-                        if row_out[column] != Id::UNDEFINED && row_out[column] != value {
-                            continue 'rows; // a repeated variable with two values
-                        }
-                        row_out[column] = value;
-                    }
-                }
-                if let GraphScope::NamedVariable(column) = self.graph {
-                    let value = Id(quad[3]);
-                    if row_out[column] != Id::UNDEFINED && row_out[column] != value {
-                        continue;
-                    }
-                    row_out[column] = value;
-                }
-                out.push_row(&row_out);
             }
             if out.len > 0 {
                 return Ok(Some(out));

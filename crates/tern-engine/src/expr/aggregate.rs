@@ -162,6 +162,18 @@ impl Accumulator {
         }
     }
 
+    /// Counts one solution for `COUNT(*)` or `COUNT(?v)` without DISTINCT,
+    /// where all that matters is whether the value is bound: nothing is
+    /// decoded. Ignored by other accumulators.
+    pub fn count_one(&mut self, bound: bool) {
+        match &mut self.state {
+            State::Count(count) | State::CountRows { count, seen: None } if self.seen.is_none() => {
+                *count += u64::from(bound)
+            }
+            _ => debug_assert!(false, "count_one on an aggregate that needs the values"),
+        }
+    }
+
     /// The aggregate's value; `None` for an error (or `MIN`/`MAX`/`SAMPLE`
     /// of no value).
     pub fn finish(self) -> Option<Term> {

@@ -1,7 +1,7 @@
 //! What the engine's integration tests share.
 
 use std::sync::Arc;
-use tern_engine::{Engine, EngineOptions};
+use tern_engine::{Engine, EngineOptions, QueryRequest};
 use tern_index::builder::{build, Input, LoadOptions};
 use tern_index::Index;
 
@@ -25,4 +25,15 @@ pub fn engine_over(
     .unwrap();
     let index = Arc::new(Index::open(&target).unwrap());
     (tmp, Engine::new(index, options))
+}
+
+/// The plan of a query, as `--explain` prints it.
+#[allow(dead_code)] // not every test file looks at plans
+pub fn plan_text(engine: &Engine, query: &str) -> String {
+    let request = QueryRequest {
+        profile: true,
+        ..QueryRequest::default()
+    };
+    let execution = engine.execute(query, &request).unwrap();
+    execution.profile.snapshot().to_text()
 }

@@ -11,7 +11,7 @@ pub mod codec;
 mod reader;
 mod writer;
 
-pub use reader::{BlockCache, PermutationReader, ScanIter, DEFAULT_BLOCK_CACHE_BYTES};
+pub use reader::{BlockCache, Lookup, PermutationReader, ScanIter, DEFAULT_BLOCK_CACHE_BYTES};
 pub use writer::PermutationWriter;
 
 use crate::Id;
@@ -91,11 +91,9 @@ impl Permutation {
             .into_iter()
             .find(|p| {
                 let order = p.order();
-                let mut lead = order[..bound.len()].to_vec();
-                lead.sort_unstable();
-                let mut want = bound.to_vec();
-                want.sort_unstable();
-                lead == want && next.is_none_or(|n| order.get(bound.len()) == Some(&n))
+                let mask = |positions: &[usize]| positions.iter().fold(0u8, |m, &i| m | 1 << i);
+                mask(&order[..bound.len()]) == mask(bound)
+                    && next.is_none_or(|n| order.get(bound.len()) == Some(&n))
             })
             .unwrap_or(Permutation::Spo)
     }

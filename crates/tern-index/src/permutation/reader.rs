@@ -331,6 +331,45 @@ fn compare_row(columns: &[Vec<u64>], i: usize, key: &[u64]) -> Ordering {
         .unwrap_or(Ordering::Equal)
 }
 
+/// Finds the rows of many small ranges one after another, as an index join
+/// does for each of its left rows. It keeps the block it read last, since
+/// consecutive lookups mostly land in the same block, and hands each row
+/// straight to the caller: no batch is built per lookup.
+pub struct Lookup {
+    reader: PermutationReader,
+    held: Option<(usize, DecodedBlock)>,
+}
+
+impl Lookup {
+    pub fn new(reader: PermutationReader) -> Lookup {
+        Lookup { reader, held: None }
+    }
+
+    /// Calls `each` with every row `r` with `lo <= r <= hi`, in order.
+    pub fn rows(&mut self, lo: Row, hi: Row, mut each: impl FnMut(Row)) -> Result<()> {
+        for b in self.reader.candidate_blocks(&lo, &hi) {
+            let columns = match &self.held {
+                Some((held, columns)) if *held == b => columns.clone(),
+                _ => {
+                    let columns = self.reader.decode_cached(b, true)?;
+                    self.held = Some((b, columns.clone()));
+                    columns
+                }
+            };
+            let n = columns[0].len();
+            let start = partition(n, |i| compare_row(&columns, i, &lo) == Ordering::Less);
+            let end = start
+                + partition(n - start, |i| {
+                    compare_row(&columns, start + i, &hi) != Ordering::Greater
+                });
+            for i in start..end {
+                each([columns[0][i], columns[1][i], columns[2][i], columns[3][i]]);
+            }
+        }
+        Ok(())
+    }
+}
+
 /// An iterator over the batches of a scan; each batch is the matching part of
 /// one block.
 pub struct ScanIter {

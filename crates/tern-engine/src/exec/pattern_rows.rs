@@ -1,0 +1,168 @@
+//! How the index rows of one triple pattern become solution rows: the
+//! permutation whose leading columns are the pattern's constants, the output
+//! column each variable position fills, and which graphs count. The scan and
+//! the index join's lookups share it.
+
+use super::scan::{GraphScope, PatternTerm};
+use crate::context::{GraphSet, QueryContext};
+use tern_index::permutation::Row;
+use tern_index::{Id, Permutation, ScanRange};
+
+#[derive(Debug, Clone, Copy)]
+pub struct PatternRows {
+    pub terms: [PatternTerm; 3],
+    pub graph: GraphScope,
+    pub perm: Permutation,
+    /// A range of values asked for one variable position (see
+    /// [`PatternRows::ranged`]).
+    pub range_on: Option<(usize, ScanRange)>,
+    /// The part of `range_on` the permutation can apply: on the column right
+    /// after the prefix.
+    pub scan_range: ScanRange,
+    prefix: [Id; 3],
+    prefix_len: usize,
+}
+
+impl PatternRows {
+    pub fn new(terms: [PatternTerm; 3], graph: GraphScope) -> PatternRows {
+        PatternRows::ranged(terms, graph, None)
+    }
+
+    /// A pattern of which only rows with the value at `range_on.0` in
+    /// `range_on.1` are wanted, when that position is a variable: the
+    /// permutation then has it right after the constants, and scans read
+    /// only that range. A row outside it may still come (when the position
+    /// is bound), so the range narrows reading, it does not filter.
+    pub fn ranged(
+        terms: [PatternTerm; 3],
+        graph: GraphScope,
+        range_on: Option<(usize, ScanRange)>,
+    ) -> PatternRows {
+        let wanted = range_on.filter(|&(pos, _)| matches!(terms[pos], PatternTerm::Variable(_)));
+        let (perm, prefix_len) = bound_prefix(&terms, wanted.map(|(pos, _)| pos));
+        let mut prefix = [Id::UNDEFINED; 3];
+        for (slot, &pos) in prefix.iter_mut().zip(&perm.order()[..prefix_len]) {
+            if let PatternTerm::Constant(id) = terms[pos] {
+                *slot = id;
+            }
+        }
+        let scan_range = match wanted {
+            Some((pos, range)) if perm.order().get(prefix_len) == Some(&pos) => range,
+            _ => ScanRange::ALL,
+        };
+        PatternRows {
+            terms,
+            graph,
+            perm,
+            range_on,
+            scan_range,
+            prefix,
+            prefix_len,
+        }
+    }
+
+    /// The pattern's constants in the permutation's column order.
+    pub fn prefix(&self) -> &[Id] {
+        &self.prefix[..self.prefix_len]
+    }
+
+    /// The output column the rows are sorted on: the variable right after
+    /// the bound columns in the permutation's order.
+    pub fn sorted_column(&self) -> Option<usize> {
+        let next = *self.perm.order().get(self.prefix_len)?;
+        match self.terms.get(next)? {
+            PatternTerm::Variable(column) => Some(*column),
+            PatternTerm::Constant(_) => None,
+        }
+    }
+
+    /// Fills `row_out` (one slot per pattern variable) from an index row of
+    /// the permutation; false when the row is not a solution: outside the
+    /// graph scope, a repeated variable with two values, or the same triple
+    /// as `last_triple` in a default graph that merges graphs.
+    pub fn fill(
+        &self,
+        ctx: &QueryContext,
+        stored: Row,
+        last_triple: &mut Option<[u64; 3]>,
+        row_out: &mut [Id],
+    ) -> bool {
+        let quad = self.perm.quad_of(stored);
+        let (in_scope, merge) = self.graph_matches(ctx, quad[3]);
+        if !in_scope {
+            return false;
+        }
+        let triple = [quad[0], quad[1], quad[2]];
+        if merge {
+            if *last_triple == Some(triple) {
+                return false;
+            }
+            *last_triple = Some(triple);
+        }
+        row_out.iter_mut().for_each(|v| *v = Id::UNDEFINED);
+        for (term, &value) in self.terms.iter().zip(&triple) {
+            if let PatternTerm::Variable(column) = *term {
+                if !bind(row_out, column, Id(value)) {
+                    return false;
+                }
+            }
+        }
+        match self.graph {
+            GraphScope::NamedVariable(column) => bind(row_out, column, Id(quad[3])),
+            _ => true,
+        }
+    }
+
+    /// Whether a row in `graph` belongs to the scope, and whether equal
+    /// triples from different graphs must be merged.
+    fn graph_matches(&self, ctx: &QueryContext, graph: u64) -> (bool, bool) {
+        let in_named_set = || {
+            graph != Id::DEFAULT_GRAPH.0
+                && match &ctx.named_graphs {
+                    GraphSet::Only(list) => list.contains(&Id(graph)),
+                    _ => true,
+                }
+        };
+        match self.graph {
+            GraphScope::Default => match &ctx.default_graph {
+                GraphSet::IndexDefault => (graph == Id::DEFAULT_GRAPH.0, false),
+                GraphSet::All => (true, true),
+                GraphSet::AllNamed => (graph != Id::DEFAULT_GRAPH.0, true),
+                GraphSet::Only(list) => (list.contains(&Id(graph)), true),
+            },
+            GraphScope::Named(g) => (graph == g.0 && in_named_set(), false),
+            GraphScope::NamedVariable(_) => (in_named_set(), false),
+        }
+    }
+}
+
+/// Sets a variable's slot; false if it already holds another value.
+fn bind(row: &mut [Id], column: usize, value: Id) -> bool {
+    if row[column] != Id::UNDEFINED && row[column] != value {
+        return false;
+    }
+    row[column] = value;
+    true
+}
+
+/// The permutation with the pattern's constants as leading columns (and
+/// `next` right after them, if given), and how many they are. With the
+/// predicate and one more position bound, the predicate leads: an index join
+/// then looks all its rows up in one predicate's blocks, which stay cached,
+/// instead of one block per subject.
+fn bound_prefix(terms: &[PatternTerm; 3], next: Option<usize>) -> (Permutation, usize) {
+    let mut bound = [0; 3];
+    let mut len = 0;
+    for (i, term) in terms.iter().enumerate() {
+        if matches!(term, PatternTerm::Constant(_)) {
+            bound[len] = i;
+            len += 1;
+        }
+    }
+    let perm = match (&bound[..len], next) {
+        ([0, 1], None | Some(2)) => Permutation::Pso,
+        ([1, 2], None | Some(0)) => Permutation::Pos,
+        (bound, next) => Permutation::for_bound(bound, next),
+    };
+    (perm, len)
+}

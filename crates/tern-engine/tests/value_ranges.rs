@@ -1,0 +1,138 @@
+//! `FILTER(?d >= date && ?d < date)` over a pattern whose object is `?d`:
+//! the scan reads only the range of inline date IDs near those bounds, and the
+//! results are those of the whole pattern filtered.
+
+use oxrdf::Term;
+use tern_engine::{EngineOptions, QueryOutcome};
+
+mod common;
+
+const DATA: &str = r#"
+@prefix ex: <http://example.org/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ex:r1 ex:date "2008-01-31"^^xsd:date ; ex:for ex:p1 .
+ex:r2 ex:date "2008-02-01"^^xsd:date ; ex:for ex:p1 .
+ex:r3 ex:date "2008-02-15"^^xsd:date ; ex:for ex:p2 .
+ex:r4 ex:date "2008-02-28+13:00"^^xsd:date ; ex:for ex:p2 .
+ex:r5 ex:date "2008-02-29"^^xsd:date ; ex:for ex:p3 .
+ex:r6 ex:date "2008-02-29-05:00"^^xsd:date ; ex:for ex:p3 .
+ex:r7 ex:date "2008-03-01Z"^^xsd:date .
+ex:r8 ex:date "2008-02-10T10:00:00"^^xsd:dateTime .
+ex:r9 ex:date ex:notADate .
+ex:m1 ex:mixed "2008-02-10"^^xsd:date .
+ex:m2 ex:mixed "2008-02-11+00:00"^^xsd:date .
+ex:m3 ex:mixed "2008-02-12" .
+ex:m4 ex:mixed "2007-12-31+00:00"^^xsd:date .
+ex:t1 ex:time "2008-02-10T10:00:00Z"^^xsd:dateTime .
+ex:t2 ex:time "2008-02-10T23:30:00+14:00"^^xsd:dateTime .
+ex:t3 ex:time "2008-02-11T00:00:00"^^xsd:dateTime .
+ex:t4 ex:time "2008-02-12T00:00:00-14:00"^^xsd:dateTime .
+"#;
+
+const PREFIX: &str = "PREFIX ex: <http://example.org/>\n\
+                      PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n";
+
+/// The first variable's values, sorted, with `ex:` dropped.
+fn values(engine: &tern_engine::Engine, query: &str) -> Vec<String> {
+    let query = format!("{PREFIX}{query}");
+    let QueryOutcome::Solutions { rows, .. } = engine.query(&query, None).unwrap() else {
+        panic!("not a SELECT")
+    };
+    let mut out: Vec<String> = rows
+        .map(|r| match &r.unwrap()[0] {
+            Some(Term::NamedNode(n)) => n
+                .as_str()
+                .trim_start_matches("http://example.org/")
+                .to_owned(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn plan(engine: &tern_engine::Engine, query: &str) -> String {
+    common::plan_text(engine, &format!("{PREFIX}{query}"))
+}
+
+/// Runs `SELECT ?r { pattern FILTER(condition) }` narrowed or not as
+/// `narrowed` says, and the same with the filter kept whole (`|| false`
+/// hides the conjuncts from the planner); both must give `expected`.
+fn check(pattern: &str, condition: &str, narrowed: bool, expected: &[&str]) {
+    let (_tmp, engine) = common::engine_over("data.ttl", DATA, EngineOptions::default());
+    let query = format!("SELECT ?r {{ {pattern} FILTER({condition}) }}");
+    let shown = plan(&engine, &query);
+    assert_eq!(shown.contains(" reading "), narrowed, "{query}\n{shown}");
+    let whole = format!("SELECT ?r {{ {pattern} FILTER(({condition}) || false) }}");
+    assert!(!plan(&engine, &whole).contains(" reading "));
+    assert_eq!(values(&engine, &query), values(&engine, &whole), "{query}");
+    assert_eq!(values(&engine, &query), expected, "{query}");
+}
+
+#[test]
+fn date_ranges_read_only_near_dates_and_keep_the_filter_exact() {
+    let february = r#"?d >= "2008-02-01"^^xsd:date && ?d < "2008-02-29"^^xsd:date"#;
+    check("?r ex:date ?d", february, true, &["r2", "r3", "r4"]);
+    // Flipped operands, one bound only, equality.
+    check(
+        "?r ex:date ?d",
+        r#""2008-02-29"^^xsd:date <= ?d"#,
+        true,
+        // r6 (`-05:00`) and the bound (no timezone) are too close to order.
+        &["r5", "r7"],
+    );
+    check(
+        "?r ex:date ?d",
+        r#"?d = "2008-02-15"^^xsd:date"#,
+        true,
+        &["r3"],
+    );
+    // Joined: the narrowed pattern is scanned or looked up per row.
+    check(
+        "?r ex:for ?p . ?r ex:date ?d",
+        february,
+        true,
+        &["r2", "r3", "r4"],
+    );
+    check(
+        "ex:r3 ex:date ?d . ?r ex:for ?p",
+        february,
+        true,
+        &["r1", "r2", "r3", "r4", "r5", "r6"],
+    );
+    // A date and a dateTime bound: no value is both.
+    check(
+        "?r ex:date ?d",
+        r#"?d >= "2008-02-01"^^xsd:date && ?d < "2008-02-29T00:00:00"^^xsd:dateTime"#,
+        true,
+        &[],
+    );
+}
+
+#[test]
+fn predicates_with_dates_outside_the_inline_range_are_not_narrowed() {
+    // `"2008-02-11+00:00"` is a date in the vocabulary (its canonical form
+    // ends in `Z`): no range of inline IDs holds it.
+    check(
+        "?r ex:mixed ?d",
+        r#"?d >= "2008-02-01"^^xsd:date && ?d < "2008-02-29"^^xsd:date"#,
+        false,
+        &["m1", "m2"],
+    );
+}
+
+#[test]
+fn date_time_ranges_keep_values_of_every_timezone() {
+    check(
+        "?r ex:time ?d",
+        r#"?d >= "2008-02-10T09:00:00Z"^^xsd:dateTime && ?d <= "2008-02-10T10:00:00Z"^^xsd:dateTime"#,
+        true,
+        &["t1", "t2"],
+    );
+    check(
+        "?r ex:time ?d",
+        r#"?d > "2008-02-10T09:00:00Z"^^xsd:dateTime"#,
+        true,
+        &["t1", "t2", "t3", "t4"],
+    );
+}
