@@ -16,6 +16,9 @@ pub struct RowEvaluator {
     expression: Expression,
     variables: Vec<Variable>,
     scope: Arc<Scope>,
+    /// The column whose value the expression is, when it is a plain
+    /// variable of the rows.
+    plain_column: Option<usize>,
 }
 
 impl RowEvaluator {
@@ -27,12 +30,25 @@ impl RowEvaluator {
         variables: Vec<Variable>,
         scope: Arc<Scope>,
     ) -> RowEvaluator {
+        let plain_column = match &expression {
+            Expression::Variable(v) if scope.value(v).is_none() => {
+                variables.iter().position(|x| x == v)
+            }
+            _ => None,
+        };
         RowEvaluator {
             ctx,
             expression,
             variables,
             scope,
+            plain_column,
         }
+    }
+
+    /// The column the expression just reads, if it is a plain variable of
+    /// the rows: its value is that column's ID, nothing to decode.
+    pub fn plain_column(&self) -> Option<usize> {
+        self.plain_column
     }
 
     /// The value of the expression for `row`; `None` for SPARQL errors.
@@ -86,6 +102,9 @@ impl RowEvaluator {
 
     /// The value as an ID, [`Id::UNDEFINED`] for errors.
     pub fn evaluate_id(&self, row: &[Id]) -> Result<Id, EngineError> {
+        if let Some(column) = self.plain_column {
+            return Ok(row[column]);
+        }
         match self.evaluate(row)? {
             Some(term) => self.ctx.intern(&term),
             None => Ok(Id::UNDEFINED),

@@ -10,7 +10,7 @@ use oxrdf::{Term, Variable};
 use rayon::slice::ParallelSliceMut;
 use spargebra::algebra::OrderExpression;
 use std::sync::Arc;
-use tern_index::Id;
+use tern_index::{Id, Tag};
 
 pub struct OrderBy {
     ctx: Arc<QueryContext>,
@@ -121,6 +121,15 @@ impl Operator for OrderBy {
             }
             self.input = None;
             let rows = self.collector.take();
+            let first_literal = self.ctx.index.first_literal()?;
+            let by_id: Vec<Option<usize>> = self
+                .keys
+                .iter()
+                .map(|(k, _)| {
+                    k.plain_column()
+                        .filter(|&c| ids_in_term_order(&rows, c, first_literal))
+                })
+                .collect();
             // Sort keys are computed and sorted on all cores.
             let keys = super::map_indexes(rows.len(), |i| {
                 if i % 4096 == 0 {
@@ -128,14 +137,18 @@ impl Operator for OrderBy {
                 }
                 self.keys
                     .iter()
-                    .map(|(k, _)| k.evaluate(&rows[i]))
-                    .collect::<Result<Vec<Option<Term>>, _>>()
+                    .zip(&by_id)
+                    .map(|((k, _), by_id)| match by_id {
+                        Some(c) => Ok(SortKey::Id(rows[i][*c])),
+                        None => k.evaluate(&rows[i]).map(SortKey::Term),
+                    })
+                    .collect::<Result<Vec<SortKey>, _>>()
             })?;
-            let mut keyed: Vec<(Vec<Option<Term>>, Vec<Id>)> = keys.into_iter().zip(rows).collect();
+            let mut keyed: Vec<(Vec<SortKey>, Vec<Id>)> = keys.into_iter().zip(rows).collect();
             let ascending: Vec<bool> = self.keys.iter().map(|(_, a)| *a).collect();
             keyed.par_sort_by(|(a, _), (b, _)| {
                 for (i, asc) in ascending.iter().enumerate() {
-                    let o = expr::order_cmp(a[i].as_ref(), b[i].as_ref());
+                    let o = a[i].cmp(&b[i]);
                     let o = if *asc { o } else { o.reverse() };
                     if o != std::cmp::Ordering::Equal {
                         return o;
@@ -152,4 +165,38 @@ impl Operator for OrderBy {
         self.ctx.check()?;
         Ok(super::next_chunk(&mut self.sorted, self.variables.len()))
     }
+}
+
+/// One row's value of one sort key.
+enum SortKey {
+    /// An ID of a column whose ID order is term order.
+    Id(Id),
+    Term(Option<Term>),
+}
+
+impl SortKey {
+    /// Keys of one sort key are all of one kind.
+    fn cmp(&self, other: &SortKey) -> std::cmp::Ordering {
+        match (self, other) {
+            (SortKey::Id(a), SortKey::Id(b)) => a.cmp(b),
+            (SortKey::Term(a), SortKey::Term(b)) => expr::order_cmp(a.as_ref(), b.as_ref()),
+            (SortKey::Id(_), SortKey::Term(_)) => std::cmp::Ordering::Less,
+            (SortKey::Term(_), SortKey::Id(_)) => std::cmp::Ordering::Greater,
+        }
+    }
+}
+
+/// Whether sorting `column` by ID sorts it in SPARQL's order: the values
+/// are unbound, blank nodes or IRIs (IDs order them in that order, and IRIs
+/// by their text since the vocabulary is sorted), or unbound and inline
+/// values of one numeric type (stored in value order). Literals of the
+/// vocabulary do not qualify: `"10"^^xsd:float` sorts before `"9"` there.
+fn ids_in_term_order(rows: &[Vec<Id>], column: usize, first_literal: Id) -> bool {
+    let resources = |id: Id| {
+        matches!(id.tag(), Tag::Undefined | Tag::BlankNode)
+            || (id.tag() == Tag::Vocab && id < first_literal)
+    };
+    let numbers = |tag: Tag| move |id: Id| id == Id::UNDEFINED || id.tag() == tag;
+    let all = |accept: &dyn Fn(Id) -> bool| rows.iter().all(|row| accept(row[column]));
+    all(&resources) || all(&numbers(Tag::Integer)) || all(&numbers(Tag::Decimal))
 }
