@@ -314,24 +314,15 @@ impl QueryContext {
         if let GraphSet::Only(list) = &self.named_graphs {
             return Ok(list.clone());
         }
-        // Graph IDs are the last column everywhere: collect them from one scan.
-        let mut graphs = rustc_hash::FxHashSet::default();
-        for batch in self.index.scan(
-            tern_index::Permutation::Spo,
-            &[],
-            tern_index::ScanRange::ALL,
-        ) {
-            self.check()?;
-            let batch = batch?;
-            graphs.extend(
-                batch.columns[3]
-                    .iter()
-                    .copied()
-                    .filter(|g| *g != Id::DEFAULT_GRAPH),
-            );
+        Ok(self.index.named_graphs()?.to_vec())
+    }
+
+    /// How many graphs [`named_graph_ids`](Self::named_graph_ids) gives, without
+    /// finding them.
+    pub fn named_graph_count(&self) -> u64 {
+        match &self.named_graphs {
+            GraphSet::Only(list) => list.len() as u64,
+            _ => self.index.stats().named_graphs,
         }
-        let mut graphs: Vec<Id> = graphs.into_iter().collect();
-        graphs.sort_unstable();
-        Ok(graphs)
     }
 }

@@ -15,6 +15,7 @@ pub mod expr;
 mod expr_eval;
 mod join_order;
 mod parsed;
+mod per_graph;
 mod plan;
 mod profile;
 mod results;

@@ -20,6 +20,7 @@ use crate::exec::{
 use crate::exec::{BoxedOperator, Operator};
 use crate::exists::{self, Scope};
 use crate::join_order::{self, JoinTree, PatternEstimate};
+use crate::per_graph;
 use crate::value_range;
 use crate::EngineError;
 use oxrdf::{Term, Variable};
@@ -28,6 +29,11 @@ use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 use std::ops::Bound;
 use std::sync::Arc;
 use tern_index::{Id, Permutation, ScanRange, Tag};
+
+/// Most named graphs over which `GRAPH ?g` is planned once per graph (see
+/// [`per_graph`]); with more, `?g` is pushed down into the scans whatever
+/// the pattern.
+const PER_GRAPH_LIMIT: u64 = 256;
 
 /// The graph a pattern is evaluated in.
 #[derive(Debug, Clone)]
@@ -183,6 +189,11 @@ impl Planner {
                     },
                     NamedNodePattern::Variable(v) => match self.bound_value(v) {
                         Some(id) => GraphContext::Named(id),
+                        None if per_graph::needed(inner, v)
+                            && ctx.named_graph_count() <= PER_GRAPH_LIMIT =>
+                        {
+                            return self.plan_per_graph(inner, v);
+                        }
                         None => GraphContext::Variable(v.clone()),
                     },
                 };
@@ -336,6 +347,29 @@ impl Planner {
             expression.clone(),
             self.scope(graph),
         )))
+    }
+
+    /// `GRAPH ?g { pattern }` as the spec defines it (see [`per_graph`]):
+    /// the pattern planned in each named graph, joined with `?g` bound to
+    /// that graph, the results unioned.
+    fn plan_per_graph(
+        &self,
+        pattern: &GraphPattern,
+        graph: &Variable,
+    ) -> Result<BoxedOperator, EngineError> {
+        let mut branches = Vec::new();
+        for id in self.ctx.named_graph_ids()? {
+            let inner = self.plan(pattern, &GraphContext::Named(id))?;
+            let bound = Box::new(Values::new(vec![graph.clone()], vec![vec![id]]));
+            branches.push(Box::new(Measured::new(
+                Box::new(HashJoin::new(self.ctx.clone(), inner, bound)),
+                None,
+            )) as BoxedOperator);
+        }
+        Ok(branches
+            .into_iter()
+            .reduce(|all, next| Box::new(Measured::new(Box::new(Union::new(all, next)), None)))
+            .unwrap_or_else(|| Box::new(Values::empty(vec![graph.clone()]))))
     }
 
     /// `FILTER(?a = ?b && ...)` over a basic graph pattern in which `?a`

@@ -3,7 +3,6 @@
 //! with `=` comparing literals by value (`1 = 1.0`, not `NaN = NaN`) and
 //! other terms by identity, and `sameTerm` by identity throughout.
 
-use oxrdf::Term;
 use tern_engine::{EngineOptions, QueryOutcome};
 
 mod common;
@@ -43,17 +42,10 @@ fn pairs(engine: &tern_engine::Engine, query: &str) -> Vec<String> {
     let QueryOutcome::Solutions { rows, .. } = engine.query(&query, None).unwrap() else {
         panic!("not a SELECT")
     };
-    let show = |t: &Option<Term>| match t {
-        Some(Term::NamedNode(n)) => n
-            .as_str()
-            .trim_start_matches("http://example.org/")
-            .to_owned(),
-        other => format!("{other:?}"),
-    };
     let mut out: Vec<String> = rows
         .map(|r| {
             let r = r.unwrap();
-            format!("{} {}", show(&r[0]), show(&r[1]))
+            format!("{} {}", common::short(&r[0]), common::short(&r[1]))
         })
         .collect();
     out.sort();

@@ -2,7 +2,6 @@
 //! the scan reads only the range of inline date IDs near those bounds, and the
 //! results are those of the whole pattern filtered.
 
-use oxrdf::Term;
 use tern_engine::{EngineOptions, QueryOutcome};
 
 mod common;
@@ -38,15 +37,7 @@ fn values(engine: &tern_engine::Engine, query: &str) -> Vec<String> {
     let QueryOutcome::Solutions { rows, .. } = engine.query(&query, None).unwrap() else {
         panic!("not a SELECT")
     };
-    let mut out: Vec<String> = rows
-        .map(|r| match &r.unwrap()[0] {
-            Some(Term::NamedNode(n)) => n
-                .as_str()
-                .trim_start_matches("http://example.org/")
-                .to_owned(),
-            other => format!("{other:?}"),
-        })
-        .collect();
+    let mut out: Vec<String> = rows.map(|r| common::short(&r.unwrap()[0])).collect();
     out.sort();
     out
 }

@@ -45,6 +45,8 @@ pub struct Index {
     block_cache: Arc<BlockCache>,
     /// Vocabulary index of the first literal, found on first use.
     first_literal: std::sync::OnceLock<u64>,
+    /// The named graphs, found on first use.
+    named_graphs: std::sync::OnceLock<Arc<[Id]>>,
     /// Vocabulary keys looked up lately: the constants of queries.
     found_keys: Memo<Vec<u8>, Option<u64>>,
 }
@@ -84,6 +86,7 @@ impl Index {
             permutations,
             block_cache,
             first_literal: std::sync::OnceLock::new(),
+            named_graphs: std::sync::OnceLock::new(),
             found_keys: Memo::new(FOUND_KEYS),
         })
     }
@@ -126,6 +129,30 @@ impl Index {
             Tag::Vocab => id >= self.first_literal()?,
             _ => true,
         })
+    }
+
+    /// The graphs other than the default graph that hold a triple, sorted.
+    /// The graph is every permutation's last column, so finding them reads a
+    /// whole permutation once; the index never changes, so that is once per
+    /// process.
+    pub fn named_graphs(&self) -> Result<Arc<[Id]>> {
+        if let Some(graphs) = self.named_graphs.get() {
+            return Ok(graphs.clone());
+        }
+        let mut graphs = rustc_hash::FxHashSet::default();
+        if self.stats.named_graphs > 0 {
+            for batch in self.scan(Permutation::Spo, &[], ScanRange::ALL) {
+                graphs.extend(
+                    batch?.columns[3]
+                        .iter()
+                        .copied()
+                        .filter(|g| *g != Id::DEFAULT_GRAPH),
+                );
+            }
+        }
+        let mut graphs: Vec<Id> = graphs.into_iter().collect();
+        graphs.sort_unstable();
+        Ok(self.named_graphs.get_or_init(|| graphs.into()).clone())
     }
 
     /// The ID of the vocabulary's first literal: vocabulary IDs from it on

@@ -1,5 +1,6 @@
 //! What the engine's integration tests share.
 
+use oxrdf::Term;
 use std::sync::Arc;
 use tern_engine::{Engine, EngineOptions, QueryRequest};
 use tern_index::builder::{build, Input, LoadOptions};
@@ -36,4 +37,19 @@ pub fn plan_text(engine: &Engine, query: &str) -> String {
     };
     let execution = engine.execute(query, &request).unwrap();
     execution.profile.snapshot().to_text()
+}
+
+/// A solution's value for assertions: `http://example.org/` names without
+/// that prefix, literals by their text, `-` for unbound.
+#[allow(dead_code)] // not every test file prints values
+pub fn short(term: &Option<Term>) -> String {
+    match term {
+        Some(Term::NamedNode(n)) => n
+            .as_str()
+            .trim_start_matches("http://example.org/")
+            .to_owned(),
+        Some(Term::Literal(l)) => l.value().to_owned(),
+        Some(other) => other.to_string(),
+        None => "-".to_owned(),
+    }
 }
