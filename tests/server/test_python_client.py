@@ -21,7 +21,7 @@ import pytest
 import rdflib
 import requests
 
-from conftest import BIG_TRIPLES, Server
+from conftest import BIG_TRIPLES, SILENT, Server
 from tern_client import (
     IRI,
     BNode,
@@ -45,8 +45,6 @@ ALL = "SELECT ?s ?p ?o WHERE { ?s ?p ?o }"
 ORDERED = f"SELECT ?s ?n WHERE {{ ?s <{BIG}n> ?n }} ORDER BY DESC(?n) ?s"
 GROUPED = f"SELECT ?o (COUNT(*) AS ?c) WHERE {{ ?s <{BIG}p0> ?o }} GROUP BY ?o"
 LABELS = f"SELECT ?s ?l WHERE {{ ?s <{BIG}label> ?l }}"
-# Seconds of work before its one row: keeps a worker busy.
-SILENT = f"SELECT (COUNT(*) AS ?n) WHERE {{ ?a <{BIG}p0> ?o . ?b <{BIG}p0> ?o }}"
 # 145 x 145 rows from the sample: several pages at a quantum of a millisecond.
 CROSS = "SELECT * WHERE { ?s ?p ?o . ?a ?b ?c }"
 OBSERVATIONS = EX + """SELECT ?obs ?count ?at ?on ?verified WHERE {

@@ -17,15 +17,13 @@ import requests
 import zstandard
 
 import rawhttp
-from conftest import BIG_TRIPLES, Server
+from conftest import BIG_TRIPLES, SILENT, Server
 
 ALL = "SELECT ?s ?p ?o WHERE { ?s ?p ?o }"
 P0 = "<http://example.org/big/p0>"
 # 2.5 million joined rows (hundreds of MB in JSON): rows flow at once and
 # last longer than any client here waits.
 ENDLESS = f"SELECT * WHERE {{ ?a {P0} ?o . ?b {P0} ?o }}"
-# Counts those rows (seconds of work) before producing its one row.
-SILENT = f"SELECT (COUNT(*) AS ?n) WHERE {{ ?a {P0} ?o . ?b {P0} ?o }}"
 
 
 def decode(encoding, data):

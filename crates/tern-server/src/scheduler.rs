@@ -1,14 +1,17 @@
 //! Query workers that share their time (DESIGN.md, "Preemption").
 //!
-//! A fixed pool of worker threads serves a run queue of tasks round-robin:
-//! a worker takes the task at the front, runs it for one time quantum and,
-//! if the task is not finished, puts it at the back. A long query therefore
-//! costs every other query at most one quantum per turn instead of holding
-//! a worker until it ends. Tasks in their first [`FRESH_TURNS`] turns are
-//! served before the others (which still get every [`AGED_EVERY`]-th turn,
-//! so they never starve, and turns of [`AGED_QUANTA`] quanta): a short query
-//! that arrives behind many long ones waits for other new queries, not for a
-//! quantum of every long one.
+//! A fixed pool of worker threads serves a run queue of tasks in time
+//! quanta. A task not finished at the end of its turn goes back to the queue.
+//! Tasks in their first [`FRESH_TURNS`] turns ("fresh": every short query
+//! ends there) go first, first come, first served. The older ("aged") tasks
+//! get the workers the fresh ones leave, oldest first and in turns of
+//! [`AGED_QUANTA`] quanta: the oldest long query runs on until it ends unless
+//! new queries arrive, rather than all long queries taking turns and all
+//! finishing late. Among long queries whose sizes are unknown, that is the
+//! order closest to shortest first (`bench/scheduler_sim.py` compares the
+//! policies on the fairness workload). So that a flood of short queries
+//! cannot starve the long ones, aged tasks are owed a quarter of the
+//! workers' time while both kinds wait ([`AGED_SHARE`]).
 //! Without a quantum (`--quantum 0`) each task runs to its end: first come,
 //! first served.
 //!
@@ -19,7 +22,7 @@
 //! Admission is bounded: the tasks in the system (running or waiting) never
 //! exceed the workers plus `max_queued`; beyond that requests get 503.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -51,42 +54,85 @@ pub struct Scheduler {
 
 /// Turns a task gets ahead of the tasks that had more.
 pub const FRESH_TURNS: u32 = 2;
-/// While new tasks wait, one turn in this many still goes to an older one.
-pub const AGED_EVERY: u32 = 3;
 /// Quanta in a turn of an older task.
 pub const AGED_QUANTA: u32 = 4;
+/// The share of the workers' time aged tasks are owed while fresh ones wait:
+/// each fresh turn owes them 1 / `AGED_SHARE` of its length.
+pub const AGED_SHARE: u32 = 3;
 
 /// A task in the run queue, and how many turns it has had.
 struct Entry {
     task: Box<dyn Task>,
     turns: u32,
+    /// Order of admission: aged tasks are served oldest first.
+    admitted: u64,
+    /// Set when its last turn found it waiting for its client: it then
+    /// waits behind the aged tasks that can run.
+    blocked: bool,
 }
 
-/// Tasks waiting for a turn: new ones first, the others round-robin.
-#[derive(Default)]
+/// Tasks waiting for a turn: fresh ones first come, first served; aged ones
+/// oldest first, those blocked on their client last.
 struct RunQueue {
     fresh: VecDeque<Entry>,
-    aged: VecDeque<Entry>,
-    picks: u32,
+    aged: BTreeMap<(u64, u64), Entry>,
+    /// Orders blocked aged tasks after the others, in the order they blocked.
+    blocked_count: u64,
+    /// Worker time owed to the aged tasks.
+    credit: Duration,
+    /// The length of an aged task's turn.
+    aged_turn: Duration,
 }
 
 impl RunQueue {
+    fn new(quantum: Option<Duration>) -> RunQueue {
+        RunQueue {
+            fresh: VecDeque::new(),
+            aged: BTreeMap::new(),
+            blocked_count: 0,
+            credit: Duration::ZERO,
+            aged_turn: quantum.map_or(Duration::ZERO, |q| q * AGED_QUANTA),
+        }
+    }
+
     fn push(&mut self, entry: Entry) {
         if entry.turns < FRESH_TURNS {
             self.fresh.push_back(entry);
         } else {
-            self.aged.push_back(entry);
+            let rank = if entry.blocked {
+                self.blocked_count += 1;
+                self.blocked_count
+            } else {
+                0
+            };
+            self.aged.insert((rank, entry.admitted), entry);
         }
     }
 
     fn pop(&mut self) -> Option<Entry> {
-        self.picks = self.picks.wrapping_add(1);
-        if self.fresh.is_empty() || self.picks.is_multiple_of(AGED_EVERY) {
-            if let Some(entry) = self.aged.pop_front() {
+        let aged_due = self.fresh.is_empty() || self.credit >= self.aged_turn;
+        if aged_due {
+            if let Some((_, entry)) = self.aged.pop_first() {
                 return Some(entry);
             }
         }
-        self.fresh.pop_front().or_else(|| self.aged.pop_front())
+        self.fresh
+            .pop_front()
+            .or_else(|| self.aged.pop_first().map(|(_, e)| e))
+    }
+
+    /// Books a turn that took `spent`: a fresh turn while aged tasks wait
+    /// owes them part of it, an aged turn is paid from what they are owed.
+    fn account(&mut self, was_fresh: bool, spent: Duration) {
+        if self.aged.is_empty() {
+            self.credit = Duration::ZERO;
+        } else if was_fresh {
+            // Capped, so that a long stretch of short queries is not paid
+            // back by a long stretch without them.
+            self.credit = (self.credit + spent / AGED_SHARE).min(self.aged_turn * 2);
+        } else {
+            self.credit = self.credit.saturating_sub(spent);
+        }
     }
 
     fn len(&self) -> usize {
@@ -100,6 +146,8 @@ struct Shared {
     quantum: Option<Duration>,
     /// Tasks admitted and not yet done.
     in_system: AtomicUsize,
+    /// Tasks ever admitted: the next one's admission number.
+    admitted: AtomicU64,
     /// Tasks that had a turn and are not done (running or suspended).
     active: AtomicUsize,
     /// Tasks being run by a worker right now.
@@ -116,10 +164,11 @@ impl Scheduler {
     pub fn new(workers: usize, max_queued: usize, quantum: Option<Duration>) -> Scheduler {
         let workers = workers.max(1);
         let shared = Arc::new(Shared {
-            queue: Mutex::new(RunQueue::default()),
+            queue: Mutex::new(RunQueue::new(quantum.filter(|q| !q.is_zero()))),
             ready: Condvar::new(),
             quantum: quantum.filter(|q| !q.is_zero()),
             in_system: AtomicUsize::new(0),
+            admitted: AtomicU64::new(0),
             active: AtomicUsize::new(0),
             running: AtomicUsize::new(0),
             yields: AtomicU64::new(0),
@@ -149,7 +198,13 @@ impl Scheduler {
         if admitted.is_err() {
             return Err(Full(self.max_queued));
         }
-        lock(&shared.queue).push(Entry { task, turns: 0 });
+        let admitted = shared.admitted.fetch_add(1, Ordering::Relaxed);
+        lock(&shared.queue).push(Entry {
+            task,
+            turns: 0,
+            admitted,
+            blocked: false,
+        });
         shared.ready.notify_one();
         Ok(())
     }
@@ -209,12 +264,15 @@ fn worker(shared: &Shared) {
                 q * AGED_QUANTA
             }
         };
-        let until = shared.quantum.map(|q| Instant::now() + turn(q));
+        let started = Instant::now();
+        let until = shared.quantum.map(|q| started + turn(q));
         // A panicking query must not take its worker with it.
         let step = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry.task.run(until)))
             .unwrap_or(Step::Done);
         shared.running.fetch_sub(1, Ordering::SeqCst);
+        lock(&shared.queue).account(entry.turns < FRESH_TURNS, started.elapsed());
         entry.turns = entry.turns.saturating_add(1);
+        entry.blocked = step == Step::Blocked;
         match step {
             Step::Done => {
                 drop(entry);
@@ -299,30 +357,83 @@ mod tests {
     }
 
     #[test]
-    fn new_tasks_go_before_old_ones_which_still_get_turns() {
-        let mut queue = RunQueue::default();
-        let entry = |turns| Entry {
+    fn new_tasks_go_first_then_the_oldest_and_old_ones_are_owed_time() {
+        // A third of a turn is a whole number of milliseconds.
+        let quantum = Duration::from_millis(9);
+        let mut queue = RunQueue::new(Some(quantum));
+        let entry = |turns, admitted| Entry {
             task: Box::new(Counter {
                 left: 0,
                 name: "",
                 done: mpsc::channel().0,
             }),
             turns,
+            admitted,
+            blocked: false,
         };
-        for _ in 0..3 {
-            queue.push(entry(FRESH_TURNS + 5));
+        // Old tasks arrive in the order 2, 0, 1; then new ones.
+        for admitted in [2, 0, 1] {
+            queue.push(entry(FRESH_TURNS + 5, admitted));
         }
-        for _ in 0..6 {
-            queue.push(entry(0));
+        for admitted in 10..20 {
+            queue.push(entry(0, admitted));
         }
-        let order: Vec<bool> = std::iter::from_fn(|| queue.pop())
-            .map(|e| e.turns == 0)
+        let mut order = Vec::new();
+        while let Some(e) = queue.pop() {
+            order.push(e.admitted);
+            // Every turn takes a quantum.
+            queue.account(e.turns < FRESH_TURNS, quantum);
+        }
+        // Old tasks are owed a third of each new one's turn: one old turn
+        // (4 quanta) after twelve new turns' worth, so here only once the
+        // new ones are gone; then the oldest first.
+        assert_eq!(order, [10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 0, 1, 2]);
+
+        let mut queue = RunQueue::new(Some(quantum));
+        queue.push(entry(FRESH_TURNS, 0));
+        for admitted in 10..40 {
+            queue.push(entry(0, admitted));
+        }
+        let mut old_at = Vec::new();
+        for pick in 0.. {
+            let Some(e) = queue.pop() else { break };
+            if e.admitted == 0 {
+                old_at.push(pick);
+                if old_at.len() == 2 {
+                    break;
+                }
+                queue.account(false, quantum * AGED_QUANTA);
+                queue.push(entry(FRESH_TURNS + 1, 0));
+            } else {
+                queue.account(true, quantum);
+            }
+        }
+        // While new tasks keep coming, the old one still gets a turn after
+        // every twelve new turns.
+        assert_eq!(old_at, [12, 25]);
+    }
+
+    #[test]
+    fn blocked_old_tasks_wait_behind_the_others() {
+        let mut queue = RunQueue::new(Some(Duration::from_millis(10)));
+        let entry = |admitted, blocked| Entry {
+            task: Box::new(Counter {
+                left: 0,
+                name: "",
+                done: mpsc::channel().0,
+            }),
+            turns: FRESH_TURNS,
+            admitted,
+            blocked,
+        };
+        queue.push(entry(0, true));
+        queue.push(entry(1, false));
+        queue.push(entry(2, true));
+        queue.push(entry(3, false));
+        let order: Vec<u64> = std::iter::from_fn(|| queue.pop())
+            .map(|e| e.admitted)
             .collect();
-        // Picks 3 and 6 go to old tasks while new ones wait.
-        assert_eq!(
-            order,
-            [true, true, false, true, true, false, true, true, false]
-        );
+        assert_eq!(order, [1, 3, 0, 2]);
     }
 
     #[test]

@@ -38,10 +38,10 @@ pub struct ServeArgs {
     /// Longest accepted query, in bytes (413 beyond).
     #[arg(long, default_value_t = 1 << 20)]
     max_query_bytes: usize,
-    /// Time slice of a query before other queries get their turn, e.g. 50ms
+    /// Time slice of a query before other queries get their turn, e.g. 20ms
     /// (0: run each query to its end, first come first served). Also the
     /// default page length of paging clients.
-    #[arg(long, default_value = "50ms", value_parser = parse_duration)]
+    #[arg(long, default_value = "20ms", value_parser = parse_duration)]
     quantum: Duration,
     /// File holding the secret (at least 16 bytes) that signs continuation
     /// tokens; servers sharing it and the index resume each other's tokens.
