@@ -685,7 +685,7 @@ def main():
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--quantum", default="50ms")
+    ap.add_argument("--quantum", default="20ms")
     ap.add_argument("--timeout", type=int, default=300, help="server-side query timeout (s), all engines")
     ap.add_argument("--overhead-light", type=int, default=20,
                     help="light queries in the paged overhead sample (-1: no sample)")

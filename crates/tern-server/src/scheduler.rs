@@ -64,6 +64,8 @@ pub const AGED_SHARE: u32 = 3;
 struct Entry {
     task: Box<dyn Task>,
     turns: u32,
+    /// Whether it had a turn yet (it is then counted as active).
+    started: bool,
     /// Order of admission: aged tasks are served oldest first.
     admitted: u64,
     /// Set when its last turn found it waiting for its client: it then
@@ -189,6 +191,17 @@ impl Scheduler {
 
     /// Admits a task to the back of the run queue.
     pub fn submit(&self, task: Box<dyn Task>) -> Result<(), Full> {
+        self.admit(task, 0)
+    }
+
+    /// Admits the next page of a paged query: a query that already had its
+    /// turns, so it waits with the older tasks, not with the new ones (a
+    /// paging client's long query would otherwise pass as new on every page).
+    pub fn submit_continuation(&self, task: Box<dyn Task>) -> Result<(), Full> {
+        self.admit(task, FRESH_TURNS)
+    }
+
+    fn admit(&self, task: Box<dyn Task>, turns: u32) -> Result<(), Full> {
         let shared = &self.shared;
         let admitted = shared
             .in_system
@@ -201,7 +214,8 @@ impl Scheduler {
         let admitted = shared.admitted.fetch_add(1, Ordering::Relaxed);
         lock(&shared.queue).push(Entry {
             task,
-            turns: 0,
+            turns,
+            started: false,
             admitted,
             blocked: false,
         });
@@ -251,7 +265,8 @@ fn worker(shared: &Shared) {
                 queue = shared.ready.wait(queue).unwrap_or_else(|e| e.into_inner());
             }
         };
-        if entry.turns == 0 {
+        if !entry.started {
+            entry.started = true;
             shared.active.fetch_add(1, Ordering::SeqCst);
         }
         shared.running.fetch_add(1, Ordering::SeqCst);
@@ -368,6 +383,7 @@ mod tests {
                 done: mpsc::channel().0,
             }),
             turns,
+            started: false,
             admitted,
             blocked: false,
         };
@@ -423,6 +439,7 @@ mod tests {
                 done: mpsc::channel().0,
             }),
             turns: FRESH_TURNS,
+            started: false,
             admitted,
             blocked,
         };
@@ -434,6 +451,32 @@ mod tests {
             .map(|e| e.admitted)
             .collect();
         assert_eq!(order, [1, 3, 0, 2]);
+    }
+
+    #[test]
+    fn a_continued_query_waits_with_the_old_ones() {
+        let scheduler = Scheduler::new(1, 8, Some(Duration::from_millis(5)));
+        let (tx, rx) = mpsc::channel();
+        let task = |left, name| {
+            Box::new(Counter {
+                left,
+                name,
+                done: tx.clone(),
+            })
+        };
+        // Occupies the worker while the others queue up.
+        scheduler.submit(task(30, "first")).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+        scheduler.submit_continuation(task(3, "next page")).unwrap();
+        scheduler.submit(task(3, "new")).unwrap();
+        let order: Vec<&str> = (0..3)
+            .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+            .collect();
+        // The new task first; then the old ones, oldest first.
+        assert_eq!(order, ["new", "first", "next page"]);
+        // Every task is counted out again.
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!((scheduler.active(), scheduler.queued()), (0, 0));
     }
 
     #[test]

@@ -278,10 +278,14 @@ async fn run_query(
         head: head_tx,
         page,
     };
-    state
-        .scheduler
-        .submit(Box::new(QueryTask::new(job)))
-        .map_err(|full| RequestError::Busy(full.0))?;
+    let continuing = job.page.as_ref().is_some_and(|p| p.is_resume());
+    let task = Box::new(QueryTask::new(job));
+    let submitted = if continuing {
+        state.scheduler.submit_continuation(task)
+    } else {
+        state.scheduler.submit(task)
+    };
+    submitted.map_err(|full| RequestError::Busy(full.0))?;
     let head = head_rx
         .await
         .map_err(|_| RequestError::Internal("the query worker stopped".into()))??;
