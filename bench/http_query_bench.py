@@ -14,6 +14,9 @@ the end, also on Ctrl-C and errors):
 
 Suites: bsbm-explore (queries-explore/mix0001..) and bsbm-bi (queries-bi/mix0001..)
 on BSBM 1M; mix0000 of each is the warm-up, run once per engine, unmeasured.
+watdiv-basic: WatDiv SF10, the 20 basic templates x 20 instances (as in
+query_bench.py; each template's first instance also warms up). Each dataset has
+its own tern index, Oxigraph store and Virtuoso directory in --work.
 
 The client sends every query as a form POST (query=...) over one persistent
 HTTP connection per engine (TCP_NODELAY set, as curl and urllib3 do), asking
@@ -68,14 +71,26 @@ from benchlib import BENCH, DEFAULT_DATA, DEFAULT_TERN, DEFAULT_VENV, SHARED, de
     tool_version
 from fairness_bench import Virtuoso, stop, wait_http
 from query_bench import LITERAL, NUMERIC, SAMPLES, TERM, XSD, bsbm_suite, by_value, close, geomean, mask_bnodes, \
-    same, publish, median_cells
+    same, publish, median_cells, watdiv_suite
 
 ENGINES = ("tern", "oxigraph", "virtuoso")
 LABEL = {"tern": "tern", "oxigraph": "Oxigraph", "virtuoso": "Virtuoso"}
 PEERS = ("oxigraph", "virtuoso")
-SUITES = ("bsbm-explore", "bsbm-bi")
+SUITES = ("bsbm-explore", "bsbm-bi", "watdiv-basic")
 DEFAULT_MIXES = {"bsbm-explore": 20, "bsbm-bi": 19}
-GRAPH = "http://tern.bench/bsbm-1m"  # Virtuoso's graph; tern and Oxigraph have the data in the default graph
+# The compressed N-Triples of each dataset, under --shared.
+DATASET_FILES = {"bsbm-1m": "datasets/bsbm-1m/dataset.nt.zst", "watdiv-10": "datasets/watdiv-10/watdiv.10.nt.zst"}
+
+
+def graph_of(dataset: str) -> str:
+    """Virtuoso's graph of a dataset; tern and Oxigraph have the data in the default graph."""
+    return f"http://tern.bench/{dataset}"
+
+
+def virtuoso_dir(args, dataset: str) -> Path:
+    # BSBM's keeps its first name, so that a database loaded by earlier runs is reused.
+    return args.work / ("virtuoso" if dataset == "bsbm-1m" else f"virtuoso-{dataset}")
+
 JSON_RESULTS = "application/sparql-results+json"
 NTRIPLES = "application/n-triples"
 XSD_STRING = "^^<http://www.w3.org/2001/XMLSchema#string>"
@@ -123,7 +138,7 @@ class TernServer(Server):
 
     def __enter__(self):
         a = self.args
-        self.start([str(a.tern), "serve", "--index", str(a.work / "tern-bsbm-1m"), "--bind", "127.0.0.1",
+        self.start([str(a.tern), "serve", "--index", str(a.work / f"tern-{a.dataset}"), "--bind", "127.0.0.1",
                     "--port", str(self.port), "--timeout", str(int(a.timeout))], a.work / "tern-serve.log")
         return self
 
@@ -134,7 +149,7 @@ class OxigraphServer(Server):
 
     def __enter__(self):
         a = self.args
-        self.start([str(a.oxigraph), "serve-read-only", "--location", str(a.work / "oxigraph-bsbm-1m"),
+        self.start([str(a.oxigraph), "serve-read-only", "--location", str(a.work / f"oxigraph-{a.dataset}"),
                     "--bind", f"127.0.0.1:{self.port}", "--timeout-s", str(int(a.timeout))],
                    a.work / "oxigraph-serve.log")
         return self
@@ -142,14 +157,16 @@ class OxigraphServer(Server):
 
 class VirtuosoServer(Server):
     """fairness_bench.Virtuoso in a directory of its own (it loads the data
-    into GRAPH on its first start and keeps it); MaxQueryExecutionTime = --timeout."""
+    into its dataset's graph on its first start and keeps it); MaxQueryExecutionTime = --timeout."""
     name = "virtuoso"
-    extra = {"default-graph-uri": GRAPH}
 
     def __enter__(self):
         a = self.args
-        self.inner = Virtuoso(types.SimpleNamespace(nt=a.nt, timeout=int(a.timeout)), directory=a.work / "virtuoso",
-                              graph=GRAPH, sql_port=free_port(), http_port=self.port)
+        graph = graph_of(a.dataset)
+        self.extra = {"default-graph-uri": graph}
+        self.inner = Virtuoso(types.SimpleNamespace(nt=a.data_nt[a.dataset], timeout=int(a.timeout)),
+                              directory=virtuoso_dir(a, a.dataset), graph=graph, sql_port=free_port(),
+                              http_port=self.port)
         try:
             self.inner.__enter__()
         except BaseException:  # started but not loaded (or not listening): stop it, __exit__ will not run
@@ -169,24 +186,25 @@ class VirtuosoServer(Server):
 SERVERS = {"tern": TernServer, "oxigraph": OxigraphServer, "virtuoso": VirtuosoServer}
 
 
-def prepare(args) -> None:
-    """Decompresses the data if needed and builds tern's index and Oxigraph's
+def prepare(args, dataset: str) -> None:
+    """Decompresses the dataset if needed and builds tern's index and Oxigraph's
     store from scratch (untimed); Virtuoso loads on its first start."""
     args.work.mkdir(parents=True, exist_ok=True)
-    if not args.nt.exists():
-        print(f"decompressing bsbm-1m to {args.nt}", file=sys.stderr)
-        args.nt.parent.mkdir(parents=True, exist_ok=True)
-        decompress(args.shared / "datasets/bsbm-1m/dataset.nt.zst", args.nt)
+    nt = args.data_nt[dataset]
+    if not nt.exists():
+        print(f"decompressing {dataset} to {nt}", file=sys.stderr)
+        nt.parent.mkdir(parents=True, exist_ok=True)
+        decompress(args.shared / DATASET_FILES[dataset], nt)
     if "tern" in args.engines:
-        subprocess.run([str(args.tern), "load", "--index", str(args.work / "tern-bsbm-1m"), "--force", str(args.nt)],
+        subprocess.run([str(args.tern), "load", "--index", str(args.work / f"tern-{dataset}"), "--force", str(nt)],
                        check=True, capture_output=True)
     if "oxigraph" in args.engines:
-        store = args.work / "oxigraph-bsbm-1m"
+        store = args.work / f"oxigraph-{dataset}"
         shutil.rmtree(store, ignore_errors=True)
-        subprocess.run([str(args.oxigraph), "load", "--location", str(store), "--file", str(args.nt)], check=True,
+        subprocess.run([str(args.oxigraph), "load", "--location", str(store), "--file", str(nt)], check=True,
                        capture_output=True)
         subprocess.run([str(args.oxigraph), "optimize", "--location", str(store)], check=True, capture_output=True)
-    print("indexes built", file=sys.stderr)
+    print(f"{dataset}: indexes built", file=sys.stderr)
 
 
 # --- the client -----------------------------------------------------------
@@ -542,9 +560,11 @@ def summarize(records: list[dict], engines: list[str]) -> dict:
            "failed": {e: sum(med(r, e) is None for r in records) for e in engines},
            "timeouts": {e: sum(bool(r[e].get("timeout")) for r in records) for e in engines},
            "total_s": {e: sum(med(r, e) for r in ok) / 1e3 for e in engines}}
-    mixes = sorted({r["mix"] for r in records})
+    # QMpH counts query mixes: BSBM only (WatDiv's queries have no mix).
+    mixes = sorted({r["mix"] for r in records if r["mix"]})
     out["mixes"] = len(mixes)
-    out["qmph"] = {e: 3600 * len(mixes) / out["total_s"][e] if out["total_s"][e] else None for e in engines}
+    out["qmph"] = {e: 3600 * len(mixes) / out["total_s"][e] if mixes and out["total_s"][e] else None
+                   for e in engines}
     out["qmph_over"] = f"{len(ok)} of {len(records)} queries (those all engines answered)"
     if "tern" in engines:
         out["speed_vs"] = {p: geomean([med(r, p) / med(r, "tern") for r in records
@@ -639,7 +659,7 @@ def main() -> None:
     ap.add_argument("--oxigraph", type=Path, default=DEFAULT_VENV / "bin/oxigraph",
                     help="oxigraph CLI, from setup_peers.sh (default: %(default)s)")
     ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated subset of: tern,oxigraph,virtuoso")
-    ap.add_argument("--suites", default=",".join(SUITES), help="comma-separated subset of: bsbm-explore,bsbm-bi")
+    ap.add_argument("--suites", default=",".join(SUITES), help="comma-separated subset of: " + ",".join(SUITES))
     ap.add_argument("--runs", type=int, default=5, help="measured runs per query and engine (default: %(default)s)")
     ap.add_argument("--timeout", type=float, default=30, help="per query, in seconds, all engines (default: %(default)s)")
     ap.add_argument("--explore-mixes", type=int, default=DEFAULT_MIXES["bsbm-explore"],
@@ -689,13 +709,18 @@ def main() -> None:
     # SIGTERM stops the servers like Ctrl-C does (the context managers' exits).
     signal.signal(signal.SIGTERM, interrupt)
     started = datetime.datetime.now()
-    prepare(args)
+    args.data_nt = {"bsbm-1m": args.nt, "watdiv-10": DEFAULT_DATA / "watdiv-10.nt"}
     folder = args.shared / "datasets/bsbm-1m"
     all_suites = {"bsbm-explore": lambda: bsbm_suite("bsbm-explore", folder / "queries-explore", args.explore_mixes),
-                  "bsbm-bi": lambda: bsbm_suite("bsbm-bi", folder / "queries-bi", args.bi_mixes)}
-    results = {}
+                  "bsbm-bi": lambda: bsbm_suite("bsbm-bi", folder / "queries-bi", args.bi_mixes),
+                  "watdiv-basic": lambda: watdiv_suite(args.shared / "datasets/watdiv-10/queries-basic", args.work)}
+    results, prepared = {}, set()
     for name in suites:
         suite = all_suites[name]()
+        args.dataset = suite.dataset
+        if suite.dataset not in prepared:
+            prepare(args, suite.dataset)
+            prepared.add(suite.dataset)
         print(f"{name}: {len(suite.queries)} queries, {len(suite.warmup)} warm-up", file=sys.stderr)
         res = run_suite(suite, args)
         res["summary"] = summarize(res["records"], args.engines)
@@ -715,7 +740,7 @@ def main() -> None:
             "tern": {"binary": str(args.tern), "version": tool_version([str(args.tern), "--version"])},
             "oxigraph": {"binary": str(args.oxigraph), "version": tool_version([str(args.oxigraph), "--version"])},
             "virtuoso": {"version": tool_version(["dpkg-query", "-W", "-f=${Version}", "virtuoso-opensource"]),
-                         "graph": GRAPH},
+                         "graphs": {ds: graph_of(ds) for ds in prepared}},
         },
         "command": " ".join(sys.argv),
         "suites": {name: {k: res[k] for k in ("summary", "servers", "elapsed_s", "load_average_before",
