@@ -13,7 +13,9 @@ use std::cmp::Ordering;
 /// Literals of two different known kinds (say a string and a number) are
 /// simply unequal, since their value spaces are disjoint; a literal of an
 /// unknown datatype (or an ill-typed one) equals only itself and is a type
-/// error against any other literal, as RDFterm-equal prescribes.
+/// error against any other literal, as RDFterm-equal prescribes, except a
+/// language-tagged one, which it cannot equal (the open-world tests of
+/// SPARQL 1.0 expect `"xyz"@en != "xyz"^^:unknown`).
 pub(super) fn equals(a: &Term, b: &Term) -> Option<bool> {
     match (a, b) {
         (Term::Literal(a), Term::Literal(b)) => literal_equals(a, b),
@@ -26,6 +28,9 @@ fn literal_equals(a: &Literal, b: &Literal) -> Option<bool> {
     use Value as V;
     let (va, vb) = (literal_value(a), literal_value(b));
     Some(match (va, vb) {
+        // A language-tagged literal's datatype is rdf:langString, known to
+        // differ from any other, even one this engine does not know.
+        (V::LangString(..), V::Other) | (V::Other, V::LangString(..)) => false,
         (V::Other, _) | (_, V::Other) => {
             if a == b {
                 true
