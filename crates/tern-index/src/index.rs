@@ -265,12 +265,20 @@ impl Index {
     /// Terms of many IDs, borrowed from the decoded vocabulary blocks: like
     /// [`terms_of`](Self::terms_of) without making a `Term` (and its strings)
     /// per ID, for writing results out.
+    ///
+    /// An ID equal to the one before it shares its slot: a column in scan
+    /// order repeats its values in runs (a subject for each of its triples),
+    /// and each distinct value is looked up and checked once.
     pub fn term_refs(&self, ids: &[Id]) -> Result<TermRefs> {
-        let keys = self.vocab.key_refs(&vocab_indexes(ids))?;
+        let keys = self.vocab.key_refs(&vocab_indexes_of_runs(ids))?;
         let mut text = String::new();
-        let mut slots = Vec::with_capacity(ids.len());
+        let mut slots: Vec<Slot> = Vec::with_capacity(ids.len());
         let mut next = 0;
-        for &id in ids {
+        for (i, &id) in ids.iter().enumerate() {
+            if i > 0 && ids[i - 1] == id {
+                slots.push(slots[i - 1]);
+                continue;
+            }
             let start = text.len();
             slots.push(match id.tag() {
                 Tag::Undefined | Tag::LocalVocab => Slot::None,
@@ -335,10 +343,20 @@ impl Index {
 const KEYS_AHEAD: usize = 8;
 
 /// The vocabulary indexes of the vocabulary IDs among `ids`.
+/// The vocabulary indexes of the vocabulary IDs among `ids`.
 fn vocab_indexes(ids: &[Id]) -> Vec<u64> {
     ids.iter()
         .filter(|id| id.tag() == Tag::Vocab)
         .map(|id| id.payload())
+        .collect()
+}
+
+/// The same, once per run of equal IDs (as [`Index::term_refs`] reads them).
+fn vocab_indexes_of_runs(ids: &[Id]) -> Vec<u64> {
+    ids.iter()
+        .enumerate()
+        .filter(|&(i, id)| id.tag() == Tag::Vocab && (i == 0 || ids[i - 1] != *id))
+        .map(|(_, id)| id.payload())
         .collect()
 }
 

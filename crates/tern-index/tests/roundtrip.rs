@@ -261,3 +261,34 @@ fn blank_node_labels_are_scoped_to_their_file() {
     assert_eq!(index.meta().blank_nodes, 2);
     assert_eq!(index.stats().triples, 2);
 }
+
+#[test]
+fn borrowed_terms_equal_owned_terms_with_runs_of_equal_ids() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = sample_nquads();
+    let index = load(tmp.path(), &[("data.nq", &text)]);
+    // Every position of every row, in scan order, with each ID repeated as
+    // the rows of a subject repeat it, and Id::UNDEFINED between runs.
+    let mut ids = Vec::new();
+    for batch in index.scan(Permutation::Spo, &[], ScanRange::ALL) {
+        let batch = batch.unwrap();
+        for column in &batch.columns[..3] {
+            for (i, &id) in column.iter().enumerate() {
+                ids.extend(std::iter::repeat_n(id, 1 + i % 3));
+                if i % 5 == 0 {
+                    ids.push(Id::UNDEFINED);
+                }
+            }
+        }
+    }
+    let owned = index.terms_of(&ids).unwrap();
+    let borrowed = index.term_refs(&ids).unwrap();
+    assert_eq!(borrowed.len(), ids.len());
+    for (i, term) in owned.iter().enumerate() {
+        assert_eq!(
+            borrowed.get(i).map(|t| t.into_owned()),
+            *term,
+            "position {i}"
+        );
+    }
+}
