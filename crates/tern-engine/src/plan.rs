@@ -35,6 +35,14 @@ use tern_index::{Id, Permutation, ScanRange, Tag};
 /// the pattern.
 const PER_GRAPH_LIMIT: u64 = 256;
 
+/// Which literals [`Planner::literal_objects`] counts.
+#[derive(Clone, Copy)]
+enum Literals {
+    All,
+    /// Those stored in the vocabulary, not inline in their IDs.
+    OfVocabulary,
+}
+
 /// The graph a pattern is evaluated in.
 #[derive(Debug, Clone)]
 pub enum GraphContext {
@@ -506,12 +514,7 @@ impl Planner {
                 let Some(predicate) = self.ctx.lookup(&predicate.clone().into())? else {
                     return Ok(true); // the pattern matches nothing
                 };
-                let index = &self.ctx.index;
-                let literals = ScanRange {
-                    start: Bound::Included(index.first_literal()?),
-                    end: Bound::Unbounded,
-                };
-                if index.count(Permutation::Pos, &[predicate], literals)? == 0 {
+                if self.literal_objects(predicate, Literals::All)? == 0 {
                     return Ok(true);
                 }
             }
@@ -726,15 +729,25 @@ impl Planner {
         let Some((predicate, range)) = range else {
             return Ok(PatternRows::new(terms, scope));
         };
-        let index = &self.ctx.index;
-        let vocabulary_literals = ScanRange {
-            start: Bound::Included(index.first_literal()?),
-            end: Bound::Excluded(Id::new(Tag::LocalVocab, 0)),
-        };
-        if index.count(Permutation::Pos, &[predicate], vocabulary_literals)? > 0 {
+        if self.literal_objects(predicate, Literals::OfVocabulary)? > 0 {
             return Ok(PatternRows::new(terms, scope));
         }
         Ok(PatternRows::ranged(terms, scope, Some((2, range))))
+    }
+
+    /// How many objects of `predicate` are literals of the kind asked
+    /// (counted from the POS permutation's directory: vocabulary literals
+    /// sort after IRIs, inline values after the vocabulary).
+    fn literal_objects(&self, predicate: Id, kind: Literals) -> Result<u64, EngineError> {
+        let index = &self.ctx.index;
+        let literals = ScanRange {
+            start: Bound::Included(index.first_literal()?),
+            end: match kind {
+                Literals::All => Bound::Unbounded,
+                Literals::OfVocabulary => Bound::Excluded(Id::new(Tag::LocalVocab, 0)),
+            },
+        };
+        Ok(index.count(Permutation::Pos, &[predicate], literals)?)
     }
 
     /// Distinct values per variable of a pattern: from the predicate's
@@ -910,7 +923,7 @@ fn per_row_is_cheaper(left: Option<u64>, right: Option<u64>) -> bool {
 }
 
 /// A triple pattern ready to scan: its exact row count, its variables (the
-/// output columns), its terms and its graph.
+/// output columns), and its terms, graph and range of values.
 type ScanSpec = (u64, Vec<Variable>, PatternRows);
 
 /// The pattern term for a resolved position, adding variables to `variables`.

@@ -343,7 +343,6 @@ impl Index {
 const KEYS_AHEAD: usize = 8;
 
 /// The vocabulary indexes of the vocabulary IDs among `ids`.
-/// The vocabulary indexes of the vocabulary IDs among `ids`.
 fn vocab_indexes(ids: &[Id]) -> Vec<u64> {
     ids.iter()
         .filter(|id| id.tag() == Tag::Vocab)

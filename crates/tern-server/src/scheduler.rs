@@ -344,6 +344,21 @@ mod tests {
         }
     }
 
+    /// A queue entry for a task that does nothing.
+    fn idle_entry(turns: u32, admitted: u64, blocked: bool) -> Entry {
+        Entry {
+            task: Box::new(Counter {
+                left: 0,
+                name: "",
+                done: mpsc::channel().0,
+            }),
+            turns,
+            started: false,
+            admitted,
+            blocked,
+        }
+    }
+
     #[test]
     fn a_short_task_passes_a_long_one_with_quanta_and_not_without() {
         for (quantum, expected_first) in [(Some(Duration::from_millis(5)), "short"), (None, "long")]
@@ -376,17 +391,7 @@ mod tests {
         // A third of a turn is a whole number of milliseconds.
         let quantum = Duration::from_millis(9);
         let mut queue = RunQueue::new(Some(quantum));
-        let entry = |turns, admitted| Entry {
-            task: Box::new(Counter {
-                left: 0,
-                name: "",
-                done: mpsc::channel().0,
-            }),
-            turns,
-            started: false,
-            admitted,
-            blocked: false,
-        };
+        let entry = |turns, admitted| idle_entry(turns, admitted, false);
         // Old tasks arrive in the order 2, 0, 1; then new ones.
         for admitted in [2, 0, 1] {
             queue.push(entry(FRESH_TURNS + 5, admitted));
@@ -432,17 +437,7 @@ mod tests {
     #[test]
     fn blocked_old_tasks_wait_behind_the_others() {
         let mut queue = RunQueue::new(Some(Duration::from_millis(10)));
-        let entry = |admitted, blocked| Entry {
-            task: Box::new(Counter {
-                left: 0,
-                name: "",
-                done: mpsc::channel().0,
-            }),
-            turns: FRESH_TURNS,
-            started: false,
-            admitted,
-            blocked,
-        };
+        let entry = |admitted, blocked| idle_entry(FRESH_TURNS, admitted, blocked);
         queue.push(entry(0, true));
         queue.push(entry(1, false));
         queue.push(entry(2, true));
