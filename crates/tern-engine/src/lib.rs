@@ -30,4 +30,4 @@ pub use engine::{
 pub use error::EngineError;
 pub use profile::{PlanProfile, Profile};
 pub use results::{QueryOutcome, SolutionRow};
-pub use stream::{Polled, SavedQuery, SolutionStream, TermBatch, TripleStream};
+pub use stream::{Polled, RowBatch, SavedQuery, SolutionStream, TermBatch, TripleStream};

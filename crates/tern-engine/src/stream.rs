@@ -11,6 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tern_index::TermRefs;
 
+/// Rows gathered into one [`RowBatch`] from full batches of the operators.
+const GATHER_ROWS: usize = 16 * 1024;
+
 /// Batches at least this long have their columns decoded in parallel.
 const PARALLEL_DECODE_ROWS: usize = 1024;
 
@@ -176,9 +179,9 @@ impl StashSize for ParkedStream {
     }
 }
 
-/// A batch of solutions whose terms are borrowed from the index's decoded
-/// vocabulary blocks: how large results are written out without making a
-/// `Term`, and its strings, per value.
+/// A slice of a [`RowBatch`] with its terms decoded into one buffer per
+/// column: how large results are written out without making a `Term`, and
+/// its strings, per value.
 pub struct TermBatch(Terms);
 
 enum Terms {
@@ -189,7 +192,7 @@ enum Terms {
         local: Vec<Vec<(usize, Term)>>,
         len: usize,
     },
-    /// Rows decoded before (handed back with [`SolutionStream::unread`]).
+    /// Rows decoded before.
     Owned(Vec<SolutionRow>),
 }
 
@@ -226,14 +229,15 @@ impl TermBatch {
 }
 
 impl SolutionStream {
-    /// The next batch of rows with borrowed terms, unless the turn ends at
-    /// `until` first; rows decoded earlier (by
-    /// [`next_in_turn`](Self::next_in_turn) or handed back) come first.
-    pub fn next_batch_in_turn(&mut self, until: Option<Instant>) -> Polled<TermBatch> {
+    /// The next batch of rows, unless the turn ends at `until` first; rows
+    /// decoded earlier (by [`next_in_turn`](Self::next_in_turn) or handed
+    /// back) come first. Its terms are decoded by whoever writes it, slice
+    /// by slice ([`RowBatch::decode`]).
+    pub fn next_batch_in_turn(&mut self, until: Option<Instant>) -> Polled<RowBatch> {
         if !self.buffer.is_empty() {
-            return Polled::Ready(Ok(TermBatch(Terms::Owned(self.buffer.drain(..).collect()))));
+            return Polled::Ready(Ok(RowBatch(Rows::Owned(self.buffer.drain(..).collect()))));
         }
-        match self.next_borrowed(until) {
+        match self.next_ids(until) {
             Ok(Some(batch)) => Polled::Ready(Ok(batch)),
             Ok(None) if self.done => Polled::End,
             Ok(None) => Polled::Pending,
@@ -244,44 +248,106 @@ impl SolutionStream {
         }
     }
 
-    fn next_borrowed(&mut self, until: Option<Instant>) -> Result<Option<TermBatch>, EngineError> {
+    /// The next rows as IDs: the operators' next batch, and while they come
+    /// in full batches, the ones after it up to [`GATHER_ROWS`] (so that a
+    /// fast stream, a large export, is written in runs long enough to share
+    /// out over the cores).
+    fn next_ids(&mut self, until: Option<Instant>) -> Result<Option<RowBatch>, EngineError> {
         self.ctx.set_turn_end(until);
-        while !self.done {
+        let mut columns: Vec<Vec<tern_index::Id>> = vec![Vec::new(); self.shown.len()];
+        let mut len = 0;
+        while !self.done && len < GATHER_ROWS {
             match self.root.next_batch()? {
                 None => self.done = true,
                 Some(batch) if batch.len == 0 => {
                     // An operator paused for the end of the turn.
                     if until.is_some_and(|u| Instant::now() >= u) {
-                        return Ok(None);
+                        break;
                     }
                 }
-                Some(batch) => {
-                    let decode =
-                        |&c: &usize| -> Result<(TermRefs, Vec<(usize, Term)>), EngineError> {
-                            let ids = &batch.columns[c];
-                            let refs = self.ctx.index.term_refs(ids)?;
-                            let mut made = Vec::new();
-                            for (row, id) in ids.iter().enumerate() {
-                                if id.tag() == tern_index::Tag::LocalVocab {
-                                    if let Some(term) = self.ctx.term(*id)? {
-                                        made.push((row, term));
-                                    }
-                                }
-                            }
-                            Ok((refs, made))
-                        };
-                    let decoded: Vec<(TermRefs, Vec<(usize, Term)>)> =
-                        per_column(&self.shown, batch.len, decode)?;
-                    let (columns, local) = decoded.into_iter().unzip();
-                    return Ok(Some(TermBatch(Terms::Borrowed {
-                        columns,
-                        local,
-                        len: batch.len,
-                    })));
+                Some(mut batch) => {
+                    for (into, &c) in columns.iter_mut().zip(&self.shown) {
+                        if into.is_empty() {
+                            *into = std::mem::take(&mut batch.columns[c]);
+                        } else {
+                            into.extend_from_slice(&batch.columns[c]);
+                        }
+                    }
+                    len += batch.len;
+                    let slow = batch.len < crate::exec::BATCH_ROWS;
+                    if slow || until.is_some_and(|u| Instant::now() >= u) {
+                        break;
+                    }
                 }
             }
         }
-        Ok(None)
+        Ok((len > 0).then(|| {
+            RowBatch(Rows::Ids {
+                columns,
+                len,
+                ctx: Arc::clone(&self.ctx),
+            })
+        }))
+    }
+}
+
+/// A batch of solutions still as IDs. A writer decodes the slice of rows it
+/// is about to write ([`decode`](Self::decode)): decoding terms is most of
+/// the cost of exporting a large result, and done slice by slice it is
+/// spread over the cores that write, and is still in their caches when they
+/// write.
+pub struct RowBatch(Rows);
+
+enum Rows {
+    Ids {
+        /// The shown columns.
+        columns: Vec<Vec<tern_index::Id>>,
+        len: usize,
+        ctx: Arc<QueryContext>,
+    },
+    /// Rows decoded before (by [`SolutionStream::next_in_turn`]).
+    Owned(Vec<SolutionRow>),
+}
+
+impl RowBatch {
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Rows::Ids { len, .. } => *len,
+            Rows::Owned(rows) => rows.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The terms of rows `rows` (row 0 of the result is row `rows.start` of
+    /// this batch).
+    pub fn decode(&self, rows: std::ops::Range<usize>) -> Result<TermBatch, EngineError> {
+        let (columns, ctx) = match &self.0 {
+            Rows::Ids { columns, ctx, .. } => (columns, ctx),
+            Rows::Owned(owned) => return Ok(TermBatch(Terms::Owned(owned[rows].to_vec()))),
+        };
+        let mut refs = Vec::with_capacity(columns.len());
+        let mut local = Vec::with_capacity(columns.len());
+        for column in columns {
+            let ids = &column[rows.clone()];
+            refs.push(ctx.index.term_refs(ids)?);
+            let mut made = Vec::new();
+            for (row, id) in ids.iter().enumerate() {
+                if id.tag() == tern_index::Tag::LocalVocab {
+                    if let Some(term) = ctx.term(*id)? {
+                        made.push((row, term));
+                    }
+                }
+            }
+            local.push(made);
+        }
+        Ok(TermBatch(Terms::Borrowed {
+            columns: refs,
+            local,
+            len: rows.len(),
+        }))
     }
 }
 

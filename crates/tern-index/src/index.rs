@@ -255,14 +255,15 @@ impl Index {
                 escaped: true,
                 ..
             } => {
-                term_key::unescape_into(&key.as_bytes()[1..value_end], text).map_err(corrupt)?;
+                term_key::unescape_into(&key.as_bytes()[1..value_end as usize], text)
+                    .map_err(corrupt)?;
                 (key, parts, true)
             }
             _ => (key, parts, false),
         })
     }
 
-    /// Terms of many IDs, borrowed from the decoded vocabulary blocks: like
+    /// Terms of many IDs, their text side by side in one buffer: like
     /// [`terms_of`](Self::terms_of) without making a `Term` (and its strings)
     /// per ID, for writing results out.
     ///
@@ -271,7 +272,7 @@ impl Index {
     /// and each distinct value is looked up and checked once.
     pub fn term_refs(&self, ids: &[Id]) -> Result<TermRefs> {
         let keys = self.vocab.key_refs(&vocab_indexes_of_runs(ids))?;
-        let mut text = String::new();
+        let mut text = String::with_capacity(ids.len() * 64);
         let mut slots: Vec<Slot> = Vec::with_capacity(ids.len());
         let mut next = 0;
         for (i, &id) in ids.iter().enumerate() {
@@ -290,12 +291,15 @@ impl Index {
                 }
                 Tag::Vocab => {
                     keys.touch(next + KEYS_AHEAD);
-                    let (_, parts, escaped) = self.checked_key(id, &keys, next, &mut text)?;
+                    let (key, parts, escaped) = self.checked_key(id, &keys, next, &mut text)?;
                     next += 1;
+                    let value = escaped.then_some((start, text.len()));
+                    let key_start = text.len();
+                    text.push_str(key);
                     Slot::Key {
-                        key: next - 1,
+                        key: (key_start, text.len()),
                         parts,
-                        value: escaped.then_some((start, text.len())),
+                        value,
                     }
                 }
                 _ => {
@@ -307,7 +311,7 @@ impl Index {
                 }
             });
         }
-        Ok(TermRefs { keys, text, slots })
+        Ok(TermRefs { text, slots })
     }
 
     /// Scans `perm` for rows starting with `prefix` (0–3 IDs) whose next column is
@@ -359,11 +363,13 @@ fn vocab_indexes_of_runs(ids: &[Id]) -> Vec<u64> {
         .collect()
 }
 
-/// Terms of many IDs borrowed from decoded vocabulary blocks (see
+/// Terms of many IDs, their text side by side in one buffer (see
 /// [`Index::term_refs`]).
 pub struct TermRefs {
-    keys: Keys,
-    /// Escaped literal values unescaped, inline values and blank node labels.
+    /// Keys copied out of the vocabulary blocks, escaped literal values
+    /// unescaped, inline values and blank node labels. Keys are copied while
+    /// they are in the cache: a writer then reads one buffer in order, not
+    /// blocks scattered over the vocabulary cache.
     text: String,
     slots: Vec<Slot>,
 }
@@ -371,10 +377,10 @@ pub struct TermRefs {
 #[derive(Debug, Clone, Copy)]
 enum Slot {
     None,
-    /// The `key`-th key of `keys`, checked; an escaped literal value's
-    /// unescaped form is in `text`.
+    /// A key, checked and copied into `text`; so is an escaped literal
+    /// value's unescaped form.
     Key {
-        key: usize,
+        key: (usize, usize),
         parts: KeyParts,
         value: Option<(usize, usize)>,
     },
@@ -400,18 +406,14 @@ impl TermRefs {
     pub fn get(&self, i: usize) -> Option<TermRef<'_>> {
         Some(match self.slots[i] {
             Slot::None => return None,
-            Slot::Key { key, parts, value } => {
-                let key = self.keys.get_str(key).expect("checked by term_refs");
-                term_key::term_ref(key, parts, value.map(|(start, end)| &self.text[start..end]))
-            }
-            Slot::Blank {
-                label: (start, end),
-            } => BlankNodeRef::new_unchecked(&self.text[start..end]).into(),
-            Slot::Inline {
-                lexical: (start, end),
-                datatype,
-            } => LiteralRef::new_typed_literal(
-                &self.text[start..end],
+            Slot::Key { key, parts, value } => term_key::term_ref(
+                self.text_at(key),
+                parts,
+                value.map(|range| self.text_at(range)),
+            ),
+            Slot::Blank { label } => BlankNodeRef::new_unchecked(self.text_at(label)).into(),
+            Slot::Inline { lexical, datatype } => LiteralRef::new_typed_literal(
+                self.text_at(lexical),
                 NamedNodeRef::new_unchecked(datatype),
             )
             .into(),
@@ -420,6 +422,10 @@ impl TermRefs {
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<TermRef<'_>>> + '_ {
         (0..self.len()).map(|i| self.get(i))
+    }
+
+    fn text_at(&self, (start, end): (usize, usize)) -> &str {
+        &self.text[start..end]
     }
 }
 

@@ -24,8 +24,8 @@ use oxrdf::Triple;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use tern_engine::{
-    Engine, EngineError, Execution, Polled, QueryOutcome, QueryRequest, SolutionRow,
-    SolutionStream, TermBatch, TripleStream,
+    Engine, EngineError, Execution, Polled, QueryOutcome, QueryRequest, RowBatch, SolutionRow,
+    SolutionStream, TripleStream,
 };
 use tern_export::{GraphFormat, GraphWriter, Prefixes, SolutionsFormat, SolutionsWriter};
 use tokio::sync::mpsc::{self, error::TrySendError};
@@ -198,10 +198,10 @@ enum Results {
         rows: SolutionStream,
         writer: Box<dyn SolutionsWriter>,
         /// The batch being written and the next row of it to write.
-        pending: Option<(TermBatch, usize)>,
+        pending: Option<(RowBatch, usize)>,
         /// The next batch, fetched while the last rows of `pending` were
         /// written (never for pages, whose state must fit a token).
-        ahead: Option<Polled<TermBatch>>,
+        ahead: Option<Polled<RowBatch>>,
     },
     Graph {
         triples: TripleStream,
@@ -466,21 +466,35 @@ impl Producing {
                                 written
                             })
                     };
-                    match forked {
-                        Some(written) => {
+                    let written = match forked {
+                        Some(written) => written,
+                        None => {
+                            // On this core: the first row alone (it leaves
+                            // at once), one row at a time under an injected
+                            // fault, else the rest of a short batch or a
+                            // format that cannot fork.
+                            let rows = if self.fault_after.is_some() || self.ending.rows == 0 {
+                                1
+                            } else {
+                                left.min(PARALLEL_WRITE_MAX)
+                            };
+                            write_rows(writer.as_mut(), batch, *at..*at + rows, &mut self.sink.buf)
+                                .map(|()| rows)
+                        }
+                    };
+                    match written {
+                        Ok(written) => {
                             *at += written;
                             self.ending.rows += written as u64;
-                            // A batch counts as many rows: look at the clock
-                            // (and the page's size) before the next one.
-                            since_clock = ROWS_PER_CLOCK_CHECK;
+                            // Many rows at once: look at the clock (and the
+                            // page's size) before the next ones.
+                            if written > 1 {
+                                since_clock = ROWS_PER_CLOCK_CHECK;
+                            }
+                            self.fault()
                         }
-                        None => {
-                            write_rows(writer.as_mut(), batch, *at..*at + 1, &mut self.sink.buf);
-                            *at += 1;
-                            self.ending.rows += 1;
-                        }
+                        Err(e) => Some(engine_error(e)?),
                     }
-                    self.fault()
                 }
                 Results::Graph { triples, writer } => match triples.next_in_turn(until) {
                     Polled::End => {
@@ -564,7 +578,11 @@ impl Producing {
         } = &mut self.results
         {
             if let Some((batch, at)) = pending.take() {
-                write_rows(writer.as_mut(), &batch, at..batch.len(), &mut self.sink.buf);
+                if let Err(e) =
+                    write_rows(writer.as_mut(), &batch, at..batch.len(), &mut self.sink.buf)
+                {
+                    return self.fail(engine_error(e)?);
+                }
                 self.ending.rows += (batch.len() - at) as u64;
             }
         }
