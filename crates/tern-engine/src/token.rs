@@ -36,7 +36,7 @@ fn decompress(frame: &[u8]) -> Option<Vec<u8>> {
     lz4_flex::block::decompress_size_prepended(frame).ok()
 }
 
-const VERSION: u8 = 2;
+const VERSION: u8 = 3;
 const TAG_BYTES: usize = 16;
 const FLAG_COMPRESSED: u8 = 1;
 
@@ -96,6 +96,10 @@ pub struct ContinuationToken {
     pub parked: Option<u64>,
     /// When the token was issued, in milliseconds since the Unix epoch.
     pub issued_at_ms: u64,
+    /// When the query's first page was asked for (same unit): its pages
+    /// wait for their turns by this age, so a paging client keeps its place
+    /// among the long queries.
+    pub started_at_ms: u64,
     pub query: String,
     pub base_iri: Option<String>,
     pub default_graphs: Option<Vec<String>>,
@@ -155,6 +159,7 @@ impl ContinuationToken {
         write_u64(out, self.stash_owner);
         write_u64(out, self.parked.map_or(0, |h| h + 1));
         write_u64(out, self.issued_at_ms);
+        write_u64(out, self.started_at_ms);
         write_str(out, &self.query);
         write_opt_str(out, self.base_iri.as_deref());
         write_opt_list(out, self.default_graphs.as_deref());
@@ -170,6 +175,7 @@ impl ContinuationToken {
         let stash_owner = read_u64(input)?;
         let parked = read_u64(input)?.checked_sub(1);
         let issued_at_ms = read_u64(input)?;
+        let started_at_ms = read_u64(input)?;
         let query = read_str(input)?;
         let base_iri = read_opt_str(input)?;
         let default_graphs = read_opt_list(input)?;
@@ -186,6 +192,7 @@ impl ContinuationToken {
             stash_owner,
             parked,
             issued_at_ms,
+            started_at_ms,
             query,
             base_iri,
             default_graphs,
@@ -306,6 +313,7 @@ mod tests {
             stash_owner: 77,
             parked: Some(3),
             issued_at_ms: 1_795_000_000_000,
+            started_at_ms: 1_794_999_990_000,
             query: "SELECT * WHERE { ?s ?p ?o }".to_owned(),
             base_iri: Some("http://example.org/".to_owned()),
             default_graphs: None,

@@ -139,6 +139,7 @@ fn through_token(
         stash_owner: 1,
         parked: None,
         issued_at_ms: 0,
+        started_at_ms: 0,
         query: query.to_owned(),
         base_iri: None,
         default_graphs: None,

@@ -129,7 +129,7 @@ fn bad_quantum(text: &str) -> RequestError {
     ))
 }
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -147,6 +147,8 @@ pub struct PageRequest {
     query: String,
     request: QueryRequest,
     stats: PageStats,
+    /// When the query's first page was asked for (ms since the Unix epoch).
+    started_at_ms: u64,
 }
 
 /// What the response of a page reports.
@@ -184,6 +186,7 @@ impl PageRequest {
                 rows_before: resume.as_ref().map_or(0, |t| t.rows_so_far),
                 ..PageStats::default()
             },
+            started_at_ms: resume.as_ref().map_or_else(now_ms, |t| t.started_at_ms),
             resume,
             query,
             request,
@@ -192,6 +195,12 @@ impl PageRequest {
 
     pub fn is_resume(&self) -> bool {
         self.resume.is_some()
+    }
+
+    /// When the query's first page was asked for, in milliseconds since the
+    /// Unix epoch.
+    pub fn started_at_ms(&self) -> u64 {
+        self.started_at_ms
     }
 
     /// Starts the query, or resumes it: parked here, or from its token.
@@ -251,6 +260,7 @@ impl PageRequest {
             stash_owner: self.paging.owner,
             parked,
             issued_at_ms: now_ms(),
+            started_at_ms: self.started_at_ms,
             query: self.query.clone(),
             base_iri: self.request.base_iri.clone(),
             default_graphs: strings(&self.request.default_graphs),

@@ -22,6 +22,7 @@
 //! Admission is bounded: the tasks in the system (running or waiting) never
 //! exceed the workers plus `max_queued`; beyond that requests get 503.
 
+use crate::paging::now_ms;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -66,7 +67,11 @@ struct Entry {
     turns: u32,
     /// Whether it had a turn yet (it is then counted as active).
     started: bool,
-    /// Order of admission: aged tasks are served oldest first.
+    /// When its query first came, in ms since the Unix epoch (a page that
+    /// continues a query carries its first page's): aged tasks are served
+    /// oldest first.
+    since_ms: u64,
+    /// Order of admission, which breaks ties of age.
     admitted: u64,
     /// Set when its last turn found it waiting for its client: it then
     /// waits behind the aged tasks that can run.
@@ -77,7 +82,7 @@ struct Entry {
 /// oldest first, those blocked on their client last.
 struct RunQueue {
     fresh: VecDeque<Entry>,
-    aged: BTreeMap<(u64, u64), Entry>,
+    aged: BTreeMap<(u64, u64, u64), Entry>,
     /// Orders blocked aged tasks after the others, in the order they blocked.
     blocked_count: u64,
     /// Worker time owed to the aged tasks.
@@ -107,7 +112,8 @@ impl RunQueue {
             } else {
                 0
             };
-            self.aged.insert((rank, entry.admitted), entry);
+            self.aged
+                .insert((rank, entry.since_ms, entry.admitted), entry);
         }
     }
 
@@ -191,17 +197,19 @@ impl Scheduler {
 
     /// Admits a task to the back of the run queue.
     pub fn submit(&self, task: Box<dyn Task>) -> Result<(), Full> {
-        self.admit(task, 0)
+        self.admit(task, 0, now_ms())
     }
 
-    /// Admits the next page of a paged query: a query that already had its
-    /// turns, so it waits with the older tasks, not with the new ones (a
-    /// paging client's long query would otherwise pass as new on every page).
-    pub fn submit_continuation(&self, task: Box<dyn Task>) -> Result<(), Full> {
-        self.admit(task, FRESH_TURNS)
+    /// Admits the next page of a paged query whose first page was asked
+    /// for at `started_at_ms` (ms since the Unix epoch): a query that already
+    /// had its turns, so it waits with the older tasks, not with the new ones
+    /// (a paging client's long query would otherwise pass as new on every
+    /// page), and by its age, as if it had stayed on the server.
+    pub fn submit_continuation(&self, task: Box<dyn Task>, started_at_ms: u64) -> Result<(), Full> {
+        self.admit(task, FRESH_TURNS, started_at_ms)
     }
 
-    fn admit(&self, task: Box<dyn Task>, turns: u32) -> Result<(), Full> {
+    fn admit(&self, task: Box<dyn Task>, turns: u32, since_ms: u64) -> Result<(), Full> {
         let shared = &self.shared;
         let admitted = shared
             .in_system
@@ -216,6 +224,7 @@ impl Scheduler {
             task,
             turns,
             started: false,
+            since_ms,
             admitted,
             blocked: false,
         });
@@ -344,16 +353,22 @@ mod tests {
         }
     }
 
+    /// A task counting `left` milliseconds that reports `name` on `done`.
+    fn counter(left: u32, name: &'static str, done: &mpsc::Sender<&'static str>) -> Box<Counter> {
+        Box::new(Counter {
+            left,
+            name,
+            done: done.clone(),
+        })
+    }
+
     /// A queue entry for a task that does nothing.
     fn idle_entry(turns: u32, admitted: u64, blocked: bool) -> Entry {
         Entry {
-            task: Box::new(Counter {
-                left: 0,
-                name: "",
-                done: mpsc::channel().0,
-            }),
+            task: counter(0, "", &mpsc::channel().0),
             turns,
             started: false,
+            since_ms: admitted,
             admitted,
             blocked,
         }
@@ -365,13 +380,7 @@ mod tests {
         {
             let scheduler = Scheduler::new(1, 8, quantum);
             let (tx, rx) = mpsc::channel();
-            let task = |left, name| {
-                Box::new(Counter {
-                    left,
-                    name,
-                    done: tx.clone(),
-                })
-            };
+            let task = |left, name| counter(left, name, &tx);
             scheduler.submit(task(300, "long")).unwrap();
             std::thread::sleep(Duration::from_millis(20));
             scheduler.submit(task(5, "short")).unwrap();
@@ -449,42 +458,43 @@ mod tests {
     }
 
     #[test]
-    fn a_continued_query_waits_with_the_old_ones() {
-        let scheduler = Scheduler::new(1, 8, Some(Duration::from_millis(5)));
-        let (tx, rx) = mpsc::channel();
-        let task = |left, name| {
-            Box::new(Counter {
-                left,
-                name,
-                done: tx.clone(),
-            })
-        };
-        // Occupies the worker while the others queue up.
-        scheduler.submit(task(30, "first")).unwrap();
-        std::thread::sleep(Duration::from_millis(2));
-        scheduler.submit_continuation(task(3, "next page")).unwrap();
-        scheduler.submit(task(3, "new")).unwrap();
-        let order: Vec<&str> = (0..3)
-            .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
-            .collect();
-        // The new task first; then the old ones, oldest first.
-        assert_eq!(order, ["new", "first", "next page"]);
-        // Every task is counted out again.
-        std::thread::sleep(Duration::from_millis(20));
-        assert_eq!((scheduler.active(), scheduler.queued()), (0, 0));
+    fn a_continued_query_waits_with_the_old_ones_by_its_age() {
+        // The continued query started just now, or a minute ago: it waits
+        // behind the older query, or ahead of it.
+        for (started_ago_ms, expected) in [
+            (0, ["new", "first", "next page"]),
+            (60_000, ["new", "next page", "first"]),
+        ] {
+            let scheduler = Scheduler::new(1, 8, Some(Duration::from_millis(5)));
+            let (tx, rx) = mpsc::channel();
+            let task = |left, name| counter(left, name, &tx);
+            // Occupies the worker while the others queue up.
+            scheduler.submit(task(30, "first")).unwrap();
+            std::thread::sleep(Duration::from_millis(2));
+            let started_at_ms = now_ms() - started_ago_ms;
+            scheduler
+                .submit_continuation(task(3, "next page"), started_at_ms)
+                .unwrap();
+            scheduler.submit(task(3, "new")).unwrap();
+            let order: Vec<&str> = (0..3)
+                .map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap())
+                .collect();
+            // The new task first; then the old ones, oldest first.
+            assert_eq!(
+                order, expected,
+                "continued query started {started_ago_ms} ms ago"
+            );
+            // Every task is counted out again.
+            std::thread::sleep(Duration::from_millis(20));
+            assert_eq!((scheduler.active(), scheduler.queued()), (0, 0));
+        }
     }
 
     #[test]
     fn admission_is_bounded() {
         let scheduler = Scheduler::new(1, 1, None);
         let (tx, rx) = mpsc::channel();
-        let long = || {
-            Box::new(Counter {
-                left: 200,
-                name: "x",
-                done: tx.clone(),
-            })
-        };
+        let long = || counter(200, "x", &tx);
         scheduler.submit(long()).unwrap();
         scheduler.submit(long()).unwrap();
         assert!(scheduler.submit(long()).is_err(), "one worker + one queued");

@@ -278,12 +278,13 @@ async fn run_query(
         head: head_tx,
         page,
     };
-    let continuing = job.page.as_ref().is_some_and(|p| p.is_resume());
+    let continuing = (job.page.as_ref())
+        .filter(|p| p.is_resume())
+        .map(PageRequest::started_at_ms);
     let task = Box::new(QueryTask::new(job));
-    let submitted = if continuing {
-        state.scheduler.submit_continuation(task)
-    } else {
-        state.scheduler.submit(task)
+    let submitted = match continuing {
+        Some(started_at_ms) => state.scheduler.submit_continuation(task, started_at_ms),
+        None => state.scheduler.submit(task),
     };
     submitted.map_err(|full| RequestError::Busy(full.0))?;
     let head = head_rx
