@@ -2,6 +2,7 @@
 
 mod cache;
 mod commands;
+mod malloc;
 mod size;
 
 use clap::{Parser, Subcommand};

@@ -60,6 +60,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
+    crate::malloc::single_arena();
     // One structured line per query on stderr (target tern::access);
     // RUST_LOG-style filtering is not needed for that.
     tracing_subscriber::fmt()
