@@ -144,15 +144,17 @@ impl Sink {
         Ok(())
     }
 
-    /// After each row: hand the buffer on when it is full, or when rows
+    /// After each step that wrote rows (`before` rows were written before
+    /// it, `rows` now): hand the buffer on when it is full, or when rows
     /// have waited in it (checked every row early on, then every 256 rows so
-    /// the clock is not read millions of times a second).
+    /// the clock is not read millions of times a second; a step writing
+    /// many rows at once may pass a multiple of 256 without landing on it).
     #[inline]
-    fn after_row(&mut self, rows: u64) -> Result<(), Stop> {
+    fn after_rows(&mut self, before: u64, rows: u64) -> Result<(), Stop> {
         if self.buf.len() >= CHUNK_BYTES {
             return self.flush();
         }
-        if (rows <= 4096 || rows.is_multiple_of(256))
+        if (rows <= 4096 || before / 256 != rows / 256)
             && (!self.started() || self.last_flush.elapsed() >= MAX_HOLD)
         {
             return self.flush();
@@ -407,6 +409,7 @@ impl Producing {
         let paged = self.page.is_some();
         let mut since_clock = 0u64;
         loop {
+            let rows_before = self.ending.rows;
             since_clock += 1;
             if since_clock >= ROWS_PER_CLOCK_CHECK {
                 since_clock = 0;
@@ -517,7 +520,7 @@ impl Producing {
                 return self.fail(error);
             }
             if !paged {
-                self.sink.after_row(self.ending.rows)?;
+                self.sink.after_rows(rows_before, self.ending.rows)?;
             }
         }
     }
