@@ -154,9 +154,7 @@ impl Sink {
         if self.buf.len() >= CHUNK_BYTES {
             return self.flush();
         }
-        if (rows <= 4096 || before / 256 != rows / 256)
-            && (!self.started() || self.last_flush.elapsed() >= MAX_HOLD)
-        {
+        if clock_due(before, rows) && (!self.started() || self.last_flush.elapsed() >= MAX_HOLD) {
             return self.flush();
         }
         Ok(())
@@ -668,6 +666,13 @@ impl Leftover {
 }
 
 /// A cancelled query has nobody to report to.
+/// Whether a step that took the rows written from `before` to `rows` should
+/// look at how long rows have waited: for each of the first 4096 rows, then
+/// whenever the count passes a multiple of 256.
+fn clock_due(before: u64, rows: u64) -> bool {
+    rows <= 4096 || before / 256 != rows / 256
+}
+
 fn engine_error(e: EngineError) -> Result<RequestError, Stop> {
     match e {
         EngineError::Cancelled => Err(Stop::Gone),
@@ -724,4 +729,23 @@ fn explain(job: QueryJob, execution: Execution, queued: Duration) {
         content_type: "application/json",
         body,
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clock_due;
+
+    #[test]
+    fn the_clock_is_read_when_a_step_passes_a_multiple_of_256_rows() {
+        // Early rows: every step.
+        assert!(clock_due(0, 1));
+        assert!(clock_due(4000, 4096));
+        // A step of many rows that passes 4352 (17 x 256) without landing
+        // on it, and one that passes 5120.
+        assert!(clock_due(4096, 4500));
+        assert!(clock_due(5000, 5200));
+        // Steps within one stretch of 256 rows, or writing none.
+        assert!(!clock_due(4500, 4600));
+        assert!(!clock_due(4600, 4600));
+    }
 }
