@@ -255,8 +255,7 @@ impl Index {
                 escaped: true,
                 ..
             } => {
-                term_key::unescape_into(&key.as_bytes()[1..value_end as usize], text)
-                    .map_err(corrupt)?;
+                term_key::unescape_into(&key.as_bytes()[1..value_end], text).map_err(corrupt)?;
                 (key, parts, true)
             }
             _ => (key, parts, false),

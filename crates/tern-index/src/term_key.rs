@@ -101,7 +101,7 @@ pub fn key_to_term(key: &[u8]) -> Result<Term, CorruptKey> {
             escaped: true,
             ..
         } => {
-            unescape_into(&key.as_bytes()[1..value_end as usize], &mut unescaped)?;
+            unescape_into(&key.as_bytes()[1..value_end], &mut unescaped)?;
             Some(unescaped.as_str())
         }
         _ => None,
@@ -122,7 +122,6 @@ pub(crate) fn term_ref<'a>(
         KeyParts::Literal {
             value_end, suffix, ..
         } => {
-            let value_end = value_end as usize;
             let value = unescaped.unwrap_or(&body[..value_end - 1]);
             // After the value: its 0 terminator, `@` or `^`, the suffix.
             let suffix_text = || &body[value_end + 1..];
@@ -146,10 +145,9 @@ pub(crate) enum KeyParts {
     /// An IRI: `key[1..]`.
     Iri,
     /// A literal: its escaped value is `key[1..value_end]`; after it come the
-    /// 0 terminator and the suffix. (32 bits, as are a block's entry
-    /// offsets: export keeps one of these per value.)
+    /// 0 terminator and the suffix.
     Literal {
-        value_end: u32,
+        value_end: usize,
         /// The value holds escaped bytes (see [`unescape_into`]).
         escaped: bool,
         suffix: Suffix,
@@ -178,7 +176,7 @@ pub(crate) fn key_parts(key: &str) -> Result<KeyParts, CorruptKey> {
                 Some(_) => return Err(CorruptKey),
             };
             Ok(KeyParts::Literal {
-                value_end: u32::try_from(end + 1).map_err(|_| CorruptKey)?,
+                value_end: end + 1,
                 escaped: memchr::memchr(1, &body[..end]).is_some(),
                 suffix,
             })
@@ -282,7 +280,7 @@ mod tests {
             panic!("{:?}", parts[6]);
         };
         let mut value = String::new();
-        unescape_into(&keys[6][1..value_end as usize], &mut value).unwrap();
+        unescape_into(&keys[6][1..value_end], &mut value).unwrap();
         assert_eq!(value, "a\u{0}b");
         for bad in ["", "\x09x", "\x03a", "\x03a\x00!"] {
             assert!(key_parts(bad).is_err(), "{bad:?}");
