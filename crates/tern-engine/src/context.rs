@@ -153,12 +153,23 @@ impl QueryContext {
     /// The operator that hears it, if it has no rows to give yet, returns an
     /// empty batch ("nothing yet") instead of working on, in a state from
     /// which its next call goes on where it stopped. An operator that gets an
-    /// empty batch from an input passes it on when it can do so losslessly
-    /// (then the whole query pauses), or simply asks again: since the signal
-    /// comes once, the input then works on and the turn merely overruns.
-    /// Either way nothing is lost.
+    /// empty batch from an input stops too and passes the pause on (see
+    /// [`input_paused`](Self::input_paused)), so the whole query pauses. One
+    /// that asked again instead would swallow the signal: nobody else hears
+    /// it this turn, and the turn runs on until the query ends.
     pub fn should_yield(&self) -> bool {
         self.turn_over() && !self.yielded.swap(true, Ordering::Relaxed)
+    }
+
+    /// For an operator whose input paused (returned an empty batch) and
+    /// which stops in turn: with rows in hand it returns them instead of an
+    /// empty batch, and then gives the signal back, which its input took,
+    /// so that the operators above (a sort or group collecting these rows)
+    /// still hear it.
+    pub fn input_paused(&self, rows_in_hand: usize) {
+        if rows_in_hand > 0 {
+            self.yielded.store(false, Ordering::Relaxed);
+        }
     }
 
     /// Whether an operator in the middle of its work should stop for the end

@@ -472,3 +472,79 @@ fn a_parked_query_obeys_the_request_that_resumes_it() {
         "{stopped:?}"
     );
 }
+
+/// Rows each operator of `profile` has produced so far, in plan order.
+fn rows_per_operator(profile: &tern_engine::PlanProfile, out: &mut Vec<(String, u64)>) {
+    out.push((
+        format!("{} {}", profile.operator, profile.detail),
+        profile.rows,
+    ));
+    for child in &profile.children {
+        rows_per_operator(child, out);
+    }
+}
+
+/// Joins, sorts and groups whose inputs are much larger than their output,
+/// so that most turns end deep inside the plan, where the first operator to
+/// hear that the turn is over is far from the top.
+const DEEP_PAUSES: &[&str] = &[
+    "PREFIX ex: <http://example.org/> SELECT ?a ?b ?c WHERE { ?a ex:knows ?b . ?b ex:knows ?c . ?c ex:knows ?a } ORDER BY ?a ?b ?c",
+    "PREFIX ex: <http://example.org/> SELECT ?c (COUNT(*) AS ?n) WHERE { ?a ex:knows ?b . ?b ex:knows ?x . ?x ex:city ?c } GROUP BY ?c",
+    "PREFIX ex: <http://example.org/> SELECT ?a ?n WHERE { ?a ex:name ?n ; ex:city ?c ; ex:knows ?b FILTER(?c = ex:city5 && ?b = ex:person9) }",
+    "PREFIX ex: <http://example.org/> SELECT ?a WHERE { ?a ex:knows ?b . ?b ex:knows ?c . ?c ex:age ?x FILTER(?x > 200) }",
+];
+
+/// A turn ends at the first check after its end: the operator that hears it
+/// pauses, and every operator above it pauses too, instead of asking its
+/// input again and working on to the end of the query (which once let a
+/// WatDiv triangle query hold its worker for 1.2 s of a 20 ms turn). With
+/// turns that are over before they start, no operator may produce more than
+/// a few batches in one turn.
+#[test]
+fn every_operator_stops_at_the_end_of_a_turn() {
+    use std::time::Instant;
+    use tern_engine::Polled;
+    const BATCH_ROWS: u64 = 4096;
+    let (_tmp, engine) = engine();
+    for query in DEEP_PAUSES {
+        let request = QueryRequest {
+            profile: true,
+            ..QueryRequest::default()
+        };
+        let execution = engine.execute(query, &request).unwrap();
+        let QueryOutcome::Solutions { mut rows, .. } = execution.outcome else {
+            panic!("a SELECT query");
+        };
+        let mut before = Vec::new();
+        rows_per_operator(&execution.profile.snapshot(), &mut before);
+        let (mut turns, mut largest) = (0, (0u64, String::new()));
+        loop {
+            let polled = rows.next_in_turn(Some(Instant::now()));
+            let mut now = Vec::new();
+            rows_per_operator(&execution.profile.snapshot(), &mut now);
+            for ((name, after), (_, earlier)) in now.iter().zip(&before) {
+                if after - earlier > largest.0 {
+                    largest = (after - earlier, name.clone());
+                }
+            }
+            before = now;
+            turns += 1;
+            match polled {
+                Polled::Ready(row) => drop(row.unwrap()),
+                Polled::Pending => {}
+                Polled::End => break,
+            }
+        }
+        let total: u64 = before.iter().map(|(_, rows)| rows).sum();
+        assert!(
+            total > 8 * BATCH_ROWS,
+            "{query}: the plan should produce many batches ({total} rows)"
+        );
+        assert!(
+            largest.0 <= 2 * BATCH_ROWS,
+            "{query}: {} produced {} rows in one turn (of {total} over {turns} turns)",
+            largest.1,
+            largest.0
+        );
+    }
+}

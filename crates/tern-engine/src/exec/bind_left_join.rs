@@ -5,7 +5,7 @@
 //! patterns where substitution is exact ([`crate::correlated`]).
 
 use super::condition::Condition;
-use super::cursor::RowCursor;
+use super::cursor::{NextRow, RowCursor};
 use super::rows::Sources;
 use super::{Batch, BoxedOperator, Operator, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
@@ -187,9 +187,16 @@ impl Operator for BindLeftJoin {
                     if self.ctx.stop_turn(out.len) {
                         break;
                     }
-                    let Some(left) = self.left.next_row(&self.ctx)? else {
-                        ended = true;
-                        break;
+                    let left = match self.left.next_row(&self.ctx)? {
+                        NextRow::Row(left) => left,
+                        NextRow::Paused => {
+                            self.ctx.input_paused(out.len);
+                            break;
+                        }
+                        NextRow::Ended => {
+                            ended = true;
+                            break;
+                        }
                     };
                     self.current = Some(self.start(left, false)?);
                     self.current.as_mut().expect("just set")
@@ -205,7 +212,10 @@ impl Operator for BindLeftJoin {
                     }
                 }
                 // The right side paused for the end of the turn.
-                Some(batch) if batch.len == 0 => break,
+                Some(batch) if batch.len == 0 => {
+                    self.ctx.input_paused(out.len);
+                    break;
+                }
                 Some(batch) => {
                     for i in 0..batch.len {
                         let merged =

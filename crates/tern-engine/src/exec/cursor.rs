@@ -16,6 +16,25 @@ use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use tern_index::Id;
 
+/// Where a cursor stands after [`RowCursor::fill`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filled {
+    /// There is a current row.
+    Row,
+    /// The input paused for the end of the turn (it returned an empty
+    /// batch): the reader should pause too, or its caller never hears of it.
+    Paused,
+    /// The input has ended.
+    Ended,
+}
+
+/// The next row of a [`RowCursor`].
+pub enum NextRow {
+    Row(Vec<Id>),
+    Paused,
+    Ended,
+}
+
 pub struct RowCursor {
     pub input: BoxedOperator,
     batch: Option<Batch>,
@@ -40,25 +59,28 @@ impl RowCursor {
     }
 
     /// The next row, reading the next batch of the input when needed.
-    pub fn next_row(&mut self, ctx: &QueryContext) -> Result<Option<Vec<Id>>, EngineError> {
-        if !self.fill(ctx)? {
-            return Ok(None);
-        }
-        let (batch, pos) = self.current();
-        let row = batch.row(pos);
-        self.pos += 1;
-        Ok(Some(row))
+    pub fn next_row(&mut self, ctx: &QueryContext) -> Result<NextRow, EngineError> {
+        Ok(match self.fill(ctx)? {
+            Filled::Row => {
+                let (batch, pos) = self.current();
+                let row = batch.row(pos);
+                self.pos += 1;
+                NextRow::Row(row)
+            }
+            Filled::Paused => NextRow::Paused,
+            Filled::Ended => NextRow::Ended,
+        })
     }
 
     /// Makes sure there is a current row, reading the next batch of the
-    /// input when needed; false at the end of the input.
-    pub fn fill(&mut self, ctx: &QueryContext) -> Result<bool, EngineError> {
+    /// input when needed.
+    pub fn fill(&mut self, ctx: &QueryContext) -> Result<Filled, EngineError> {
         loop {
             if self.batch.as_ref().is_some_and(|b| self.pos < b.len) {
-                return Ok(true);
+                return Ok(Filled::Row);
             }
             if self.done {
-                return Ok(false);
+                return Ok(Filled::Ended);
             }
             ctx.check()?;
             self.before_batch = self.input.checkpoint();
@@ -73,6 +95,8 @@ impl RowCursor {
                 if len < self.pos {
                     return Err(bad_state("a resumed input made a shorter batch"));
                 }
+            } else {
+                return Ok(Filled::Paused);
             }
         }
     }

@@ -2,7 +2,7 @@
 //! row, the build side pulled into a table first. Hash join, OPTIONAL and
 //! the equality join share how these are listed, saved and restored.
 
-use super::cursor::RowCursor;
+use super::cursor::{NextRow, RowCursor};
 use super::{Batch, BoxedOperator, BuildSide, Operator, RowTable, BATCH_ROWS};
 use crate::context::QueryContext;
 use crate::suspend::{OperatorState, Stash};
@@ -43,7 +43,7 @@ impl JoinInputs {
     /// first (an empty batch when the turn ends meanwhile), then probe rows
     /// handed with the table to `per_row`, which adds their output rows,
     /// until the batch is full, the probe side ends (`None` if nothing came)
-    /// or the turn is over.
+    /// or pauses, or the turn is over.
     pub fn next_batch(
         &mut self,
         ctx: &QueryContext,
@@ -69,8 +69,13 @@ impl JoinInputs {
             if probed.is_multiple_of(1024) && ctx.stop_turn(out.len) {
                 return Ok(Some(out));
             }
-            let Some(row) = self.probe.next_row(ctx)? else {
-                break;
+            let row = match self.probe.next_row(ctx)? {
+                NextRow::Row(row) => row,
+                NextRow::Paused => {
+                    ctx.input_paused(out.len);
+                    return Ok(Some(out));
+                }
+                NextRow::Ended => break,
             };
             per_row(&row, table, &mut out)?;
         }

@@ -2,7 +2,7 @@
 //! permutation puts it right after the bound columns, and what preserves
 //! their order): no table is built, both sides stream.
 
-use super::cursor::RowCursor;
+use super::cursor::{Filled, RowCursor};
 use super::rows::{Solution, Sources};
 use super::{Batch, BoxedOperator, Operator, BATCH_ROWS};
 use crate::context::QueryContext;
@@ -34,6 +34,13 @@ struct Side {
     run: Vec<Id>,
 }
 
+/// The next key of a side.
+enum Peeked {
+    Key(Id),
+    Paused,
+    Ended,
+}
+
 impl Side {
     fn new(input: BoxedOperator, key: &Variable) -> Side {
         let key = input
@@ -51,31 +58,40 @@ impl Side {
     }
 
     /// The key of the next row, reading the next batch when needed.
-    fn peek(&mut self, ctx: &QueryContext) -> Result<Option<Id>, EngineError> {
-        if !self.cursor.fill(ctx)? {
-            return Ok(None);
-        }
-        let (batch, pos) = self.cursor.current();
-        Ok(Some(batch.columns[self.key][pos]))
+    fn peek(&mut self, ctx: &QueryContext) -> Result<Peeked, EngineError> {
+        Ok(match self.cursor.fill(ctx)? {
+            Filled::Row => {
+                let (batch, pos) = self.cursor.current();
+                Peeked::Key(batch.columns[self.key][pos])
+            }
+            Filled::Paused => Peeked::Paused,
+            Filled::Ended => Peeked::Ended,
+        })
     }
 
-    /// Skips rows whose key is below `key`.
-    fn skip_below(&mut self, key: Id, ctx: &QueryContext) -> Result<(), EngineError> {
-        while let Some(next) = self.peek(ctx)? {
-            if next >= key {
-                break;
-            }
-            let (batch, pos) = self.cursor.current();
-            let below = batch.columns[self.key][pos..].partition_point(|k| *k < key);
-            self.cursor.advance(below);
-        }
-        Ok(())
+    /// Skips the rows of the current batch whose key is below `key` (the
+    /// next step looks at the next batch, so that a long skip still passes
+    /// the turn checks).
+    fn skip_below(&mut self, key: Id) {
+        let (batch, pos) = self.cursor.current();
+        let below = batch.columns[self.key][pos..].partition_point(|k| *k < key);
+        self.cursor.advance(below);
     }
 
     /// Reads the rows with key `key`, which is the next key, into `run`.
     fn take_run(&mut self, key: Id, ctx: &QueryContext) -> Result<(), EngineError> {
         self.run.clear();
-        while self.peek(ctx)? == Some(key) {
+        loop {
+            match self.peek(ctx)? {
+                Peeked::Key(next) if next == key => {}
+                Peeked::Key(_) | Peeked::Ended => return Ok(()),
+                // A run is not part of the saved state, so it is read
+                // whole; the signal goes back for the join to stop after it.
+                Peeked::Paused => {
+                    ctx.input_paused(1);
+                    continue;
+                }
+            }
             let (batch, pos) = self.cursor.current();
             // The run's end in this batch (keys are sorted).
             let end = pos + batch.columns[self.key][pos..].partition_point(|k| *k == key);
@@ -84,7 +100,6 @@ impl Side {
             }
             self.cursor.advance(end - pos);
         }
-        Ok(())
     }
 
     fn run_rows(&self) -> std::slice::ChunksExact<'_, Id> {
@@ -166,22 +181,31 @@ impl Operator for MergeJoin {
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         let mut out = Batch::with_columns(self.variables.len());
-        let mut runs = 0usize;
+        let mut steps = 0usize;
         while out.len < BATCH_ROWS {
-            let (Some(l), Some(r)) = (self.left.peek(&self.ctx)?, self.right.peek(&self.ctx)?)
-            else {
-                break;
+            // Every few steps: a run of a selective join is a row or two,
+            // and a join with little output must not hold its worker past
+            // the end of the turn.
+            steps += 1;
+            if steps.is_multiple_of(64) {
+                self.ctx.check()?;
+                if self.ctx.stop_turn(out.len) {
+                    return Ok(Some(out));
+                }
+            }
+            let (l, r) = match (self.left.peek(&self.ctx)?, self.right.peek(&self.ctx)?) {
+                (Peeked::Key(l), Peeked::Key(r)) => (l, r),
+                (Peeked::Ended, _) | (_, Peeked::Ended) => break,
+                _ => {
+                    self.ctx.input_paused(out.len);
+                    return Ok(Some(out));
+                }
             };
             if l < r {
-                self.left.skip_below(r, &self.ctx)?;
+                self.left.skip_below(r);
             } else if r < l {
-                self.right.skip_below(l, &self.ctx)?;
+                self.right.skip_below(l);
             } else {
-                // Every few runs: a run of a selective join is a row or two.
-                runs += 1;
-                if runs.is_multiple_of(64) {
-                    self.ctx.check()?;
-                }
                 self.left.take_run(l, &self.ctx)?;
                 self.right.take_run(l, &self.ctx)?;
                 for a in self.left.run_rows() {
