@@ -62,6 +62,8 @@ const QUERIES: &[&str] = &[
     "PREFIX ex: <http://example.org/> SELECT ?a ?c WHERE { VALUES ?c { ex:city1 ex:city2 ex:nowhere } ?a ex:city ?c }",
     "PREFIX ex: <http://example.org/> CONSTRUCT { ?a ex:livesIn ?c . ?c ex:hasResident [ ex:who ?a ] } WHERE { ?a ex:city ?c ; ex:age ?age FILTER(?age > 80) }",
     "PREFIX ex: <http://example.org/> DESCRIBE ?a WHERE { ?a ex:age 3 }",
+    // Sorted in several runs, and merged (more than 32K rows).
+    "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY DESC(?o) ?s",
 ];
 
 /// The next number of a xorshift sequence: seeded, reproducible suspension

@@ -26,6 +26,7 @@ mod rows;
 mod scan;
 mod semi_join;
 mod slice;
+mod sort_steps;
 mod union;
 mod values;
 

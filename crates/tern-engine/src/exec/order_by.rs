@@ -1,13 +1,14 @@
-//! ORDER BY: materializes its input and sorts it with SPARQL's order of terms.
+//! ORDER BY: materializes its input and sorts it with SPARQL's order of
+//! terms, a bounded step at a time ([`SortSteps`]).
 
+use super::sort_steps::{SortKey, SortSteps};
 use super::{restore_collected, save_collected, Batch, BoxedOperator, Collector, Operator};
 use crate::context::QueryContext;
 use crate::expr_eval::RowEvaluator;
 use crate::profile::OperatorInfo;
-use crate::suspend::{OperatorState, Stash};
-use crate::{expr, EngineError};
-use oxrdf::{Term, Variable};
-use rayon::slice::ParallelSliceMut;
+use crate::suspend::{bad_state, OperatorState, Stash};
+use crate::EngineError;
+use oxrdf::Variable;
 use spargebra::algebra::OrderExpression;
 use std::sync::Arc;
 use tern_index::{Id, Tag};
@@ -17,9 +18,14 @@ pub struct OrderBy {
     input: Option<BoxedOperator>,
     variables: Vec<Variable>,
     keys: Vec<(RowEvaluator, bool)>,
-    sorted: std::vec::IntoIter<Vec<Id>>,
     collector: Collector,
+    /// The collected rows once the input has ended.
+    sorter: Option<Box<SortSteps>>,
 }
+
+/// `OperatorState::numbers[0]` of a sort whose input has ended (while it
+/// collects, see [`save_collected`]).
+const SORTING: u64 = 2;
 
 impl OrderBy {
     pub fn new(
@@ -47,8 +53,8 @@ impl OrderBy {
             input: Some(input),
             variables,
             keys,
-            sorted: Vec::new().into_iter(),
             collector: Collector::default(),
+            sorter: None,
         }
     }
 }
@@ -91,9 +97,16 @@ impl Operator for OrderBy {
     }
 
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        if let Some(sorter) = self.sorter.take() {
+            return Ok(OperatorState {
+                numbers: vec![SORTING],
+                stashed: Some(stash.put(*sorter)),
+                children: Vec::new(),
+            });
+        }
         save_collected(
-            self.input.is_none(),
-            &mut self.sorted,
+            false,
+            &mut Vec::new().into_iter(),
             &mut self.collector,
             self.input.as_mut(),
             stash,
@@ -101,28 +114,33 @@ impl Operator for OrderBy {
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        if restore_collected(
+        if state.number(0)? == SORTING {
+            let handle = state.stashed.ok_or_else(|| bad_state("sorted rows"))?;
+            self.sorter = Some(Box::new(stash.take(handle)?));
+            self.input = None;
+            return Ok(());
+        }
+        restore_collected(
             state,
-            &mut self.sorted,
+            &mut Vec::new().into_iter(),
             &mut self.collector,
             self.input.as_mut(),
             stash,
-        )? {
-            self.input = None;
-        }
+        )?;
         Ok(())
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        let paused = || Ok(Some(Batch::with_columns(self.variables.len())));
         if let Some(input) = self.input.as_mut() {
             if !self.collector.pull(input.as_mut(), &self.ctx)? {
                 // The turn ended while the input was pulled in.
-                return Ok(Some(Batch::with_columns(self.variables.len())));
+                return paused();
             }
             self.input = None;
             let rows = self.collector.take();
             let first_literal = self.ctx.index.first_literal()?;
-            let by_id: Vec<Option<usize>> = self
+            let by_id = self
                 .keys
                 .iter()
                 .map(|(k, _)| {
@@ -130,59 +148,35 @@ impl Operator for OrderBy {
                         .filter(|&c| ids_in_term_order(&rows, c, first_literal))
                 })
                 .collect();
-            // Sort keys are computed and sorted on all cores.
-            let keys = super::map_indexes(rows.len(), |i| {
-                if i % 4096 == 0 {
-                    self.ctx.check()?;
-                }
+            let ascending = self.keys.iter().map(|(_, a)| *a).collect();
+            self.sorter = Some(Box::new(SortSteps::new(rows, ascending, by_id)));
+        }
+        let Some(sorter) = self.sorter.as_mut() else {
+            return Err(bad_state("sort without rows"));
+        };
+        if !sorter.sorted() {
+            let by_id = sorter.by_id().to_vec();
+            let keys_of = |row: &[Id]| {
                 self.keys
                     .iter()
                     .zip(&by_id)
                     .map(|((k, _), by_id)| match by_id {
-                        Some(c) => Ok(SortKey::Id(rows[i][*c])),
-                        None => k.evaluate(&rows[i]).map(SortKey::Term),
+                        Some(c) => Ok(SortKey::Id(row[*c])),
+                        None => k.evaluate(row).map(SortKey::Term),
                     })
                     .collect::<Result<Vec<SortKey>, _>>()
-            })?;
-            let mut keyed: Vec<(Vec<SortKey>, Vec<Id>)> = keys.into_iter().zip(rows).collect();
-            let ascending: Vec<bool> = self.keys.iter().map(|(_, a)| *a).collect();
-            keyed.par_sort_by(|(a, _), (b, _)| {
-                for (i, asc) in ascending.iter().enumerate() {
-                    let o = a[i].cmp(&b[i]);
-                    let o = if *asc { o } else { o.reverse() };
-                    if o != std::cmp::Ordering::Equal {
-                        return o;
-                    }
+            };
+            // A step at a time, so that a large sort pauses at the end of
+            // the turn like everything else.
+            while !sorter.sorted() {
+                sorter.step(&keys_of)?;
+                self.ctx.check()?;
+                if !sorter.sorted() && self.ctx.should_yield() {
+                    return paused();
                 }
-                std::cmp::Ordering::Equal
-            });
-            self.sorted = keyed
-                .into_iter()
-                .map(|(_, r)| r)
-                .collect::<Vec<_>>()
-                .into_iter();
+            }
         }
-        self.ctx.check()?;
-        Ok(super::next_chunk(&mut self.sorted, self.variables.len()))
-    }
-}
-
-/// One row's value of one sort key.
-enum SortKey {
-    /// An ID of a column whose ID order is term order.
-    Id(Id),
-    Term(Option<Term>),
-}
-
-impl SortKey {
-    /// Keys of one sort key are all of one kind.
-    fn cmp(&self, other: &SortKey) -> std::cmp::Ordering {
-        match (self, other) {
-            (SortKey::Id(a), SortKey::Id(b)) => a.cmp(b),
-            (SortKey::Term(a), SortKey::Term(b)) => expr::order_cmp(a.as_ref(), b.as_ref()),
-            (SortKey::Id(_), SortKey::Term(_)) => std::cmp::Ordering::Less,
-            (SortKey::Term(_), SortKey::Id(_)) => std::cmp::Ordering::Greater,
-        }
+        Ok(sorter.next_batch(self.variables.len()))
     }
 }
 
