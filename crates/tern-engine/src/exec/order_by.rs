@@ -1,7 +1,7 @@
 //! ORDER BY: materializes its input and sorts it with SPARQL's order of
 //! terms, a bounded step at a time ([`SortSteps`]).
 
-use super::sort_steps::{SortKey, SortSteps};
+use super::sort_steps::SortSteps;
 use super::{restore_collected, save_collected, Batch, BoxedOperator, Collector, Operator};
 use crate::context::QueryContext;
 use crate::expr_eval::RowEvaluator;
@@ -140,7 +140,7 @@ impl Operator for OrderBy {
             self.input = None;
             let rows = self.collector.take();
             let first_literal = self.ctx.index.first_literal()?;
-            let by_id = self
+            let by_id: Vec<Option<usize>> = self
                 .keys
                 .iter()
                 .map(|(k, _)| {
@@ -148,24 +148,14 @@ impl Operator for OrderBy {
                         .filter(|&c| ids_in_term_order(&rows, c, first_literal))
                 })
                 .collect();
-            let ascending = self.keys.iter().map(|(_, a)| *a).collect();
-            self.sorter = Some(Box::new(SortSteps::new(rows, ascending, by_id)));
+            let ascending: Vec<bool> = self.keys.iter().map(|(_, a)| *a).collect();
+            self.sorter = Some(Box::new(SortSteps::new(rows, &ascending, &by_id)));
         }
         let Some(sorter) = self.sorter.as_mut() else {
             return Err(bad_state("sort without rows"));
         };
         if !sorter.sorted() {
-            let by_id = sorter.by_id().to_vec();
-            let keys_of = |row: &[Id]| {
-                self.keys
-                    .iter()
-                    .zip(&by_id)
-                    .map(|((k, _), by_id)| match by_id {
-                        Some(c) => Ok(SortKey::Id(row[*c])),
-                        None => k.evaluate(row).map(SortKey::Term),
-                    })
-                    .collect::<Result<Vec<SortKey>, _>>()
-            };
+            let keys_of = |key: usize, row: &[Id]| self.keys[key].0.evaluate(row);
             // A step at a time, so that a large sort pauses at the end of
             // the turn like everything else.
             while !sorter.sorted() {

@@ -23,67 +23,88 @@ const KEY_STEP_ROWS: usize = 8 * 1024;
 /// Rows of one sorted run; a step sorts one run per core.
 const RUN_ROWS: usize = 32 * 1024;
 
-/// One row's value of one sort key.
-pub enum SortKey {
-    /// An ID of a column whose ID order is term order.
-    Id(Id),
-    Term(Option<Term>),
-}
+/// Computes the value of sort key `.0` (one not sorted by ID) for row `.1`.
+pub type TermKeyOf<'a> = dyn Fn(usize, &[Id]) -> Result<Option<Term>, EngineError> + Sync + 'a;
 
-impl SortKey {
-    /// Keys of one sort key are all of one kind.
-    fn cmp(&self, other: &SortKey) -> Ordering {
-        match (self, other) {
-            (SortKey::Id(a), SortKey::Id(b)) => a.cmp(b),
-            (SortKey::Term(a), SortKey::Term(b)) => expr::order_cmp(a.as_ref(), b.as_ref()),
-            (SortKey::Id(_), SortKey::Term(_)) => Ordering::Less,
-            (SortKey::Term(_), SortKey::Id(_)) => Ordering::Greater,
-        }
-    }
+/// Where a sort key's values are.
+#[derive(Clone, Copy)]
+enum Slot {
+    /// In `ids`: the IDs of a column whose ID order is term order.
+    Id { slot: usize, column: usize },
+    /// In `terms`, computed.
+    Term(usize),
 }
-
-/// Computes the sort keys of one row.
-pub type KeysOf<'a> = dyn Fn(&[Id]) -> Result<Vec<SortKey>, EngineError> + Sync + 'a;
 
 pub struct SortSteps {
     rows: Vec<Vec<Id>>,
-    keys: Vec<Vec<SortKey>>,
-    ascending: Vec<bool>,
-    /// Per sort key, the column it sorts by ID, if it does.
-    by_id: Vec<Option<usize>>,
+    /// Per sort key, where its values are and whether it sorts up.
+    keys: Vec<(Slot, bool)>,
+    /// Values of the keys sorted by ID, row after row (flat, so that a
+    /// comparison reads no scattered allocations).
+    ids: Vec<Id>,
+    id_keys: usize,
+    /// Values of the other keys, row after row.
+    terms: Vec<Option<Term>>,
+    term_keys: usize,
+    /// Rows whose keys are computed.
+    keyed: usize,
     /// Row numbers, sorted within each run once it is sorted.
     order: Vec<u32>,
     runs_sorted: usize,
     merge: Option<Merge>,
 }
 
-/// The merge of the sorted runs: a binary heap of runs by their next row.
+/// The merge of the sorted runs: a tournament ("loser") tree, which finds
+/// the next row in one comparison per level (a binary heap needs two, and
+/// comparing terms is most of the cost of the merge).
 struct Merge {
     /// Next position in `order` of each run.
     next: Vec<usize>,
     ends: Vec<usize>,
-    /// Runs that have rows left, the one with the least next row first.
-    heap: Vec<usize>,
+    /// `tree[0]`: the run with the least next row; `tree[p]` for `p` in
+    /// `1..runs`: the run that lost at node `p`, whose children are nodes
+    /// (or, from `runs` on, runs `c - runs`) `2p` and `2p + 1`.
+    tree: Vec<usize>,
 }
 
 impl SortSteps {
     /// `ascending`: per sort key, whether it sorts up; `by_id`: per sort
     /// key, the column whose IDs it sorts by, if it does (kept for
     /// whoever computes the keys after a suspension).
-    pub fn new(rows: Vec<Vec<Id>>, ascending: Vec<bool>, by_id: Vec<Option<usize>>) -> SortSteps {
+    pub fn new(rows: Vec<Vec<Id>>, ascending: &[bool], by_id: &[Option<usize>]) -> SortSteps {
+        let (mut id_keys, mut term_keys) = (0, 0);
+        let keys = by_id
+            .iter()
+            .zip(ascending)
+            .map(|(by_id, &asc)| {
+                let slot = match *by_id {
+                    Some(column) => {
+                        id_keys += 1;
+                        Slot::Id {
+                            slot: id_keys - 1,
+                            column,
+                        }
+                    }
+                    None => {
+                        term_keys += 1;
+                        Slot::Term(term_keys - 1)
+                    }
+                };
+                (slot, asc)
+            })
+            .collect();
         SortSteps {
             order: (0..rows.len() as u32).collect(),
-            keys: Vec::with_capacity(rows.len()),
+            ids: Vec::with_capacity(rows.len() * id_keys),
+            terms: Vec::with_capacity(rows.len() * term_keys),
+            keys,
+            id_keys,
+            term_keys,
+            keyed: 0,
             rows,
-            ascending,
-            by_id,
             runs_sorted: 0,
             merge: None,
         }
-    }
-
-    pub fn by_id(&self) -> &[Option<usize>] {
-        &self.by_id
     }
 
     /// Whether the rows are ready to hand out.
@@ -92,41 +113,69 @@ impl SortSteps {
     }
 
     /// Does one step of the sort.
-    pub fn step(&mut self, keys_of: &KeysOf) -> Result<(), EngineError> {
-        if self.keys.len() < self.rows.len() {
-            let start = self.keys.len();
-            let end = (start + KEY_STEP_ROWS).min(self.rows.len());
-            let rows = &self.rows;
-            let keys = super::map_indexes(end - start, |i| keys_of(&rows[start + i]))?;
-            self.keys.extend(keys);
+    pub fn step(&mut self, term_key_of: &TermKeyOf) -> Result<(), EngineError> {
+        if self.keyed < self.rows.len() {
+            let (start, end) = (
+                self.keyed,
+                (self.keyed + KEY_STEP_ROWS).min(self.rows.len()),
+            );
+            let rows = &self.rows[start..end];
+            for row in rows {
+                for (slot, _) in &self.keys {
+                    if let Slot::Id { column, .. } = slot {
+                        self.ids.push(row[*column]);
+                    }
+                }
+            }
+            if self.term_keys > 0 {
+                let keys = &self.keys;
+                let terms = super::map_indexes(rows.len(), |i| {
+                    let computed = keys.iter().enumerate();
+                    computed
+                        .filter(|(_, (slot, _))| matches!(slot, Slot::Term(_)))
+                        .map(|(k, _)| term_key_of(k, &rows[i]))
+                        .collect::<Result<Vec<_>, _>>()
+                })?;
+                self.terms.extend(terms.into_iter().flatten());
+            }
+            self.keyed = end;
             return Ok(());
         }
         let runs = self.run_ranges();
         if self.runs_sorted < runs.len() {
             let now = rayon::current_num_threads().max(1);
             let (from, to) = (self.runs_sorted, (self.runs_sorted + now).min(runs.len()));
-            let (keys, ascending) = (&self.keys, &self.ascending);
-            let first = runs[from].start;
-            let chunks = self.order[first..runs[to - 1].end].par_chunks_mut(RUN_ROWS);
+            let (first, last) = (runs[from].start, runs[to - 1].end);
+            // Taken out for the sort, which reads the keys of `self`.
+            let mut order = std::mem::take(&mut self.order);
+            let this = &*self;
             // Stable within a run, and runs merge earlier run first: rows
             // with equal keys keep their input order.
-            chunks.for_each(|run| run.sort_by(|&a, &b| compare(keys, ascending, a, b)));
+            order[first..last]
+                .par_chunks_mut(RUN_ROWS)
+                .for_each(|run| run.sort_by(|&a, &b| this.compare(a, b)));
+            self.order = order;
             self.runs_sorted = to;
             return Ok(());
         }
-        let ends: Vec<usize> = runs.iter().map(|r| r.end).collect();
         let mut merge = Merge {
             next: runs.iter().map(|r| r.start).collect(),
-            heap: Vec::with_capacity(ends.len()),
-            ends,
+            ends: runs.iter().map(|r| r.end).collect(),
+            tree: vec![0; runs.len().max(1)],
         };
-        for run in 0..merge.next.len() {
-            if merge.next[run] < merge.ends[run] {
-                merge.heap.push(run);
-                let at = merge.heap.len() - 1;
-                self.sift_up(&mut merge, at);
-            }
+        let k = runs.len();
+        let mut winners = vec![0; k];
+        for node in (1..k).rev() {
+            let [a, b] = [2 * node, 2 * node + 1].map(|c| if c >= k { c - k } else { winners[c] });
+            let (winner, loser) = if self.before(&merge, b, a) {
+                (b, a)
+            } else {
+                (a, b)
+            };
+            winners[node] = winner;
+            merge.tree[node] = loser;
         }
+        merge.tree[0] = if k > 1 { winners[1] } else { 0 };
         self.merge = Some(merge);
         Ok(())
     }
@@ -135,23 +184,47 @@ impl SortSteps {
     pub fn next_batch(&mut self, width: usize) -> Option<Batch> {
         let mut merge = self.merge.take()?;
         let mut out = Batch::with_columns(width);
+        let k = merge.next.len();
         while out.len < BATCH_ROWS {
-            let Some(&run) = merge.heap.first() else {
+            let mut winner = merge.tree[0];
+            if k == 0 || merge.next[winner] == merge.ends[winner] {
                 break;
-            };
-            out.push_row(&self.rows[self.order[merge.next[run]] as usize]);
-            merge.next[run] += 1;
-            if merge.next[run] == merge.ends[run] {
-                let last = merge.heap.pop().expect("not empty");
-                if merge.heap.is_empty() {
-                    continue;
-                }
-                merge.heap[0] = last;
             }
-            self.sift_down(&mut merge, 0);
+            out.push_row(&self.rows[self.order[merge.next[winner]] as usize]);
+            merge.next[winner] += 1;
+            // Replays the winner's path: at each node it meets the run
+            // that lost there, and the two swap if that one now wins.
+            let mut node = (winner + k) / 2;
+            while node >= 1 {
+                if self.before(&merge, merge.tree[node], winner) {
+                    std::mem::swap(&mut merge.tree[node], &mut winner);
+                }
+                node /= 2;
+            }
+            merge.tree[0] = winner;
         }
         self.merge = Some(merge);
         (out.len > 0).then_some(out)
+    }
+
+    /// Compares rows `a` and `b` by their keys.
+    fn compare(&self, a: u32, b: u32) -> Ordering {
+        let (a, b) = (a as usize, b as usize);
+        for &(slot, ascending) in &self.keys {
+            let o = match slot {
+                Slot::Id { slot, .. } => {
+                    self.ids[a * self.id_keys + slot].cmp(&self.ids[b * self.id_keys + slot])
+                }
+                Slot::Term(slot) => expr::order_cmp(
+                    self.terms[a * self.term_keys + slot].as_ref(),
+                    self.terms[b * self.term_keys + slot].as_ref(),
+                ),
+            };
+            if o != Ordering::Equal {
+                return if ascending { o } else { o.reverse() };
+            }
+        }
+        Ordering::Equal
     }
 
     fn run_ranges(&self) -> Vec<Range<usize>> {
@@ -160,63 +233,29 @@ impl SortSteps {
             .collect()
     }
 
-    /// Whether run `a`'s next row sorts before run `b`'s.
+    /// Whether run `a`'s next row sorts before run `b`'s (a run without
+    /// rows left sorts last; equal rows, the earlier run first).
     fn before(&self, merge: &Merge, a: usize, b: usize) -> bool {
+        let left = |run: usize| merge.next[run] < merge.ends[run];
+        match (left(a), left(b)) {
+            (true, true) => {}
+            (true, false) => return true,
+            (false, true) => return false,
+            (false, false) => return a < b,
+        }
         let row = |run: usize| self.order[merge.next[run]];
-        match compare(&self.keys, &self.ascending, row(a), row(b)) {
+        match self.compare(row(a), row(b)) {
             Ordering::Equal => a < b,
             o => o == Ordering::Less,
         }
     }
-
-    fn sift_up(&self, merge: &mut Merge, mut at: usize) {
-        while at > 0 {
-            let parent = (at - 1) / 2;
-            if !self.before(merge, merge.heap[at], merge.heap[parent]) {
-                break;
-            }
-            merge.heap.swap(at, parent);
-            at = parent;
-        }
-    }
-
-    fn sift_down(&self, merge: &mut Merge, mut at: usize) {
-        loop {
-            let mut least = at;
-            for child in [2 * at + 1, 2 * at + 2] {
-                if child < merge.heap.len()
-                    && self.before(merge, merge.heap[child], merge.heap[least])
-                {
-                    least = child;
-                }
-            }
-            if least == at {
-                return;
-            }
-            merge.heap.swap(at, least);
-            at = least;
-        }
-    }
-}
-
-/// Compares rows `a` and `b` by their keys.
-fn compare(keys: &[Vec<SortKey>], ascending: &[bool], a: u32, b: u32) -> Ordering {
-    let (a, b) = (&keys[a as usize], &keys[b as usize]);
-    for (i, asc) in ascending.iter().enumerate() {
-        let o = a[i].cmp(&b[i]);
-        let o = if *asc { o } else { o.reverse() };
-        if o != Ordering::Equal {
-            return o;
-        }
-    }
-    Ordering::Equal
 }
 
 impl StashSize for SortSteps {
     fn stash_bytes(&self) -> usize {
         let row = self.rows.first().map_or(0, |r| r.len() * 8 + 24);
-        let key = self.ascending.len() * std::mem::size_of::<SortKey>() + 24;
-        self.rows.len() * (row + 4) + self.keys.len() * key
+        let terms = self.terms.len() * std::mem::size_of::<Option<Term>>();
+        self.rows.len() * (row + 4) + self.ids.len() * 8 + terms
     }
 }
 
@@ -228,8 +267,8 @@ mod tests {
     /// would between pauses, and returns them in output order.
     fn sorted_in_steps(values: &[u64], ascending: bool) -> Vec<u64> {
         let rows = values.iter().map(|&v| vec![Id(v)]).collect();
-        let mut sorter = SortSteps::new(rows, vec![ascending], vec![Some(0)]);
-        let keys_of = |row: &[Id]| Ok(vec![SortKey::Id(row[0])]);
+        let mut sorter = SortSteps::new(rows, &[ascending], &[Some(0)]);
+        let keys_of = |_: usize, _: &[Id]| Ok(None);
         let mut steps = 0;
         while !sorter.sorted() {
             sorter.step(&keys_of).unwrap();
@@ -279,8 +318,8 @@ mod tests {
     fn equal_keys_keep_their_input_order() {
         let len = 3 * RUN_ROWS + 10;
         let rows: Vec<Vec<Id>> = (0..len as u64).map(|i| vec![Id(i % 3), Id(i)]).collect();
-        let mut sorter = SortSteps::new(rows, vec![true], vec![Some(0)]);
-        let keys_of = |row: &[Id]| Ok(vec![SortKey::Id(row[0])]);
+        let mut sorter = SortSteps::new(rows, &[true], &[Some(0)]);
+        let keys_of = |_: usize, _: &[Id]| Ok(None);
         while !sorter.sorted() {
             sorter.step(&keys_of).unwrap();
         }
