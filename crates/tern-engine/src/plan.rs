@@ -279,7 +279,13 @@ impl Planner {
                 inner,
                 start,
                 length,
-            } => Box::new(Slice::new(self.plan(inner, graph)?, *start, *length)),
+            } => {
+                let mut input = self.plan(inner, graph)?;
+                if let Some(length) = length {
+                    input.first_rows_only(start.saturating_add(*length));
+                }
+                Box::new(Slice::new(input, *start, *length))
+            }
             GraphPattern::Group {
                 inner,
                 variables,

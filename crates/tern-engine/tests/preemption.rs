@@ -64,6 +64,8 @@ const QUERIES: &[&str] = &[
     "PREFIX ex: <http://example.org/> DESCRIBE ?a WHERE { ?a ex:age 3 }",
     // Sorted in several runs, and merged (more than 32K rows).
     "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY DESC(?o) ?s",
+    // Sorted keeping only the best rows as they come (a small LIMIT).
+    "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?o LIMIT 30 OFFSET 5",
 ];
 
 /// The next number of a xorshift sequence: seeded, reproducible suspension
@@ -547,6 +549,40 @@ fn every_operator_stops_at_the_end_of_a_turn() {
             "{query}: {} produced {} rows in one turn (of {total} over {turns} turns)",
             largest.1,
             largest.0
+        );
+    }
+}
+
+/// With a small LIMIT, ORDER BY keeps only the best rows as it collects
+/// (sorting what it holds whenever it holds 32K rows). The rows it gives
+/// are exactly the ones the full sort gives at those positions, ties
+/// included (in input order, as the full sort leaves them).
+#[test]
+fn a_sort_under_a_limit_gives_the_rows_of_the_full_sort() {
+    let (_tmp, engine) = engine();
+    let cases = [
+        // Many ties: 40 cities and 90 ages over 60,000 triples.
+        ("SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?o", 5, 30),
+        ("SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY DESC(?o)", 0, 1000),
+        (
+            "PREFIX ex: <http://example.org/> SELECT ?a ?c WHERE { ?a ex:knows ?b . ?b ex:city ?c } ORDER BY DESC(?c)",
+            100,
+            8000,
+        ),
+        (
+            "PREFIX ex: <http://example.org/> SELECT ?s (STRLEN(STR(?o)) AS ?n) WHERE { ?s ?p ?o } ORDER BY ?n",
+            0,
+            3,
+        ),
+    ];
+    for (query, offset, limit) in cases {
+        let full = uninterrupted(&engine, query);
+        assert!(full.len() > 32 * 1024 / 2, "{query}: {} rows", full.len());
+        let limited = uninterrupted(&engine, &format!("{query} LIMIT {limit} OFFSET {offset}"));
+        assert_eq!(
+            limited,
+            full[offset..offset + limit],
+            "{query} LIMIT {limit} OFFSET {offset}"
         );
     }
 }

@@ -20,6 +20,17 @@ pub struct Collector {
     rows: Vec<Vec<Id>>,
 }
 
+/// Why [`Collector::pull_up_to`] stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pulled {
+    /// The input has ended.
+    Ended,
+    /// The turn is over: call again in a later turn.
+    Paused,
+    /// The collector holds at least the number of rows asked for.
+    Full,
+}
+
 impl Collector {
     /// Pulls rows until the input ends (`true`) or the turn is over
     /// (`false`: call again in a later turn).
@@ -28,10 +39,21 @@ impl Collector {
         input: &mut dyn Operator,
         ctx: &QueryContext,
     ) -> Result<bool, EngineError> {
+        Ok(self.pull_up_to(input, ctx, usize::MAX)? == Pulled::Ended)
+    }
+
+    /// Pulls rows until the input ends, the turn is over or the collector
+    /// holds `max_rows` rows or more.
+    pub fn pull_up_to(
+        &mut self,
+        input: &mut dyn Operator,
+        ctx: &QueryContext,
+        max_rows: usize,
+    ) -> Result<Pulled, EngineError> {
         let width = input.variables().len();
         loop {
             let Some(batch) = input.next_batch()? else {
-                return Ok(true);
+                return Ok(Pulled::Ended);
             };
             ctx.check()?;
             for i in 0..batch.len {
@@ -40,9 +62,17 @@ impl Collector {
             ctx.check_memory((self.rows.len() * (width * 8 + 24)) as u64)?;
             // An empty batch: the input paused for the end of the turn.
             if batch.len == 0 || ctx.should_yield() {
-                return Ok(false);
+                return Ok(Pulled::Paused);
+            }
+            if self.rows.len() >= max_rows {
+                return Ok(Pulled::Full);
             }
         }
+    }
+
+    /// Replaces the rows pulled so far (with the ones of them to keep).
+    pub fn replace(&mut self, rows: Vec<Vec<Id>>) {
+        self.rows = rows;
     }
 
     /// Everything pulled, leaving the collector empty.

@@ -31,6 +31,10 @@ impl Operator for Measured {
         self.inner.variables()
     }
 
+    fn first_rows_only(&mut self, rows: usize) {
+        self.inner.first_rows_only(rows);
+    }
+
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         let started = Instant::now();
         let batch = self.inner.next_batch();

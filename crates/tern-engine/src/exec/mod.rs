@@ -31,7 +31,7 @@ mod union;
 mod values;
 
 pub use bind_left_join::{BindLeftJoin, PlanRight};
-pub use build_side::{restore_collected, save_collected, BuildSide, Collector};
+pub use build_side::{restore_collected, save_collected, BuildSide, Collector, Pulled};
 pub use distinct::Distinct;
 pub use equality_join::EqualityJoin;
 pub use extend::Extend;
@@ -172,6 +172,12 @@ pub trait Operator: Send {
     /// Puts a freshly planned operator back where [`save`](Self::save) left
     /// the same operator of the same plan.
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError>;
+
+    /// Only the first `rows` rows will be read (a LIMIT above): a sort then
+    /// keeps only the best ones, and operators that pass rows on one for
+    /// one tell their input. Called once, right after planning, on a
+    /// resumed plan as on the first.
+    fn first_rows_only(&mut self, _rows: usize) {}
 }
 
 pub type BoxedOperator = Box<dyn Operator>;

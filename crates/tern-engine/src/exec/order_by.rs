@@ -2,7 +2,7 @@
 //! terms, a bounded step at a time ([`SortSteps`]).
 
 use super::sort_steps::SortSteps;
-use super::{restore_collected, save_collected, Batch, BoxedOperator, Collector, Operator};
+use super::{restore_collected, save_collected, Batch, BoxedOperator, Collector, Operator, Pulled};
 use crate::context::QueryContext;
 use crate::expr_eval::RowEvaluator;
 use crate::profile::OperatorInfo;
@@ -21,7 +21,16 @@ pub struct OrderBy {
     collector: Collector,
     /// The collected rows once the input has ended.
     sorter: Option<Box<SortSteps>>,
+    /// Only this many rows will be read (a LIMIT above): the sort keeps the
+    /// best of them as it collects, in bounded memory.
+    top: Option<usize>,
 }
+
+/// The largest LIMIT (plus OFFSET) for which the sort keeps only the best
+/// rows while it collects: each time it has collected four times as many
+/// (or [`TOP_BUFFER_ROWS`]), it sorts them, which must fit in a turn.
+const TOP_ROWS: usize = 8 * 1024;
+const TOP_BUFFER_ROWS: usize = 32 * 1024;
 
 /// `OperatorState::numbers[0]` of a sort whose input has ended (while it
 /// collects, see [`save_collected`]).
@@ -55,6 +64,7 @@ impl OrderBy {
             keys,
             collector: Collector::default(),
             sorter: None,
+            top: None,
         }
     }
 }
@@ -130,26 +140,34 @@ impl Operator for OrderBy {
         Ok(())
     }
 
+    fn first_rows_only(&mut self, rows: usize) {
+        if rows <= TOP_ROWS {
+            self.top = Some(rows);
+        }
+    }
+
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
-        let paused = || Ok(Some(Batch::with_columns(self.variables.len())));
-        if let Some(input) = self.input.as_mut() {
-            if !self.collector.pull(input.as_mut(), &self.ctx)? {
+        let width = self.variables.len();
+        let paused = || Ok(Some(Batch::with_columns(width)));
+        while let Some(input) = self.input.as_mut() {
+            let full = self
+                .top
+                .map_or(usize::MAX, |top| (4 * top).max(TOP_BUFFER_ROWS));
+            match self.collector.pull_up_to(input.as_mut(), &self.ctx, full)? {
                 // The turn ended while the input was pulled in.
-                return paused();
+                Pulled::Paused => return paused(),
+                Pulled::Full => {
+                    self.keep_best()?;
+                    if self.ctx.should_yield() {
+                        return paused();
+                    }
+                }
+                Pulled::Ended => {
+                    self.input = None;
+                    let rows = self.collector.take();
+                    self.sorter = Some(Box::new(self.sorter_of(rows)?));
+                }
             }
-            self.input = None;
-            let rows = self.collector.take();
-            let first_literal = self.ctx.index.first_literal()?;
-            let by_id: Vec<Option<usize>> = self
-                .keys
-                .iter()
-                .map(|(k, _)| {
-                    k.plain_column()
-                        .filter(|&c| ids_in_term_order(&rows, c, first_literal))
-                })
-                .collect();
-            let ascending: Vec<bool> = self.keys.iter().map(|(_, a)| *a).collect();
-            self.sorter = Some(Box::new(SortSteps::new(rows, &ascending, &by_id)));
         }
         let Some(sorter) = self.sorter.as_mut() else {
             return Err(bad_state("sort without rows"));
@@ -166,7 +184,47 @@ impl Operator for OrderBy {
                 }
             }
         }
-        Ok(sorter.next_batch(self.variables.len()))
+        Ok(sorter.next_batch(width))
+    }
+}
+
+impl OrderBy {
+    /// A sorter of `rows`, handing out the first `top` rows if only those
+    /// will be read.
+    fn sorter_of(&self, rows: Vec<Vec<Id>>) -> Result<SortSteps, EngineError> {
+        let first_literal = self.ctx.index.first_literal()?;
+        let by_id: Vec<Option<usize>> = self
+            .keys
+            .iter()
+            .map(|(k, _)| {
+                k.plain_column()
+                    .filter(|&c| ids_in_term_order(&rows, c, first_literal))
+            })
+            .collect();
+        let ascending: Vec<bool> = self.keys.iter().map(|(_, a)| *a).collect();
+        let mut sorter = SortSteps::new(rows, &ascending, &by_id);
+        if let Some(top) = self.top {
+            sorter.keep_first(top);
+        }
+        Ok(sorter)
+    }
+
+    /// Keeps only the best `top` rows collected so far: the first `top`
+    /// rows of the whole result are among them and the rows still to come.
+    /// (Ties stay in input order: the kept rows come before the rest.)
+    fn keep_best(&mut self) -> Result<(), EngineError> {
+        let rows = self.collector.take();
+        let mut sorter = self.sorter_of(rows)?;
+        let keys_of = |key: usize, row: &[Id]| self.keys[key].0.evaluate(row);
+        while !sorter.sorted() {
+            sorter.step(&keys_of)?;
+        }
+        let mut best = Vec::new();
+        while let Some(batch) = sorter.next_batch(self.variables.len()) {
+            best.extend((0..batch.len).map(|i| batch.row(i)));
+        }
+        self.collector.replace(best);
+        Ok(())
     }
 }
 

@@ -57,6 +57,10 @@ impl Operator for Project {
         self.input.restore(state.into_child()?, stash)
     }
 
+    fn first_rows_only(&mut self, rows: usize) {
+        self.input.first_rows_only(rows);
+    }
+
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         let Some(batch) = self.input.next_batch()? else {
             return Ok(None);

@@ -52,6 +52,8 @@ pub struct SortSteps {
     order: Vec<u32>,
     runs_sorted: usize,
     merge: Option<Merge>,
+    /// Rows still to hand out at most.
+    remaining: usize,
 }
 
 /// The merge of the sorted runs: a tournament ("loser") tree, which finds
@@ -101,10 +103,16 @@ impl SortSteps {
             id_keys,
             term_keys,
             keyed: 0,
+            remaining: usize::MAX,
             rows,
             runs_sorted: 0,
             merge: None,
         }
+    }
+
+    /// Hands out only the first `rows` rows.
+    pub fn keep_first(&mut self, rows: usize) {
+        self.remaining = rows;
     }
 
     /// Whether the rows are ready to hand out.
@@ -185,7 +193,7 @@ impl SortSteps {
         let mut merge = self.merge.take()?;
         let mut out = Batch::with_columns(width);
         let k = merge.next.len();
-        while out.len < BATCH_ROWS {
+        while out.len < BATCH_ROWS.min(self.remaining) {
             let mut winner = merge.tree[0];
             if k == 0 || merge.next[winner] == merge.ends[winner] {
                 break;
@@ -204,6 +212,7 @@ impl SortSteps {
             merge.tree[0] = winner;
         }
         self.merge = Some(merge);
+        self.remaining -= out.len;
         (out.len > 0).then_some(out)
     }
 
