@@ -8,7 +8,7 @@
 //! [`QueryContext::should_yield`]) loses nothing, and a suspended query
 //! stashes the rows pulled so far with the input's position.
 
-use super::{BoxedOperator, Operator, RowTable};
+use super::{BoxedOperator, Operator, RowTable, TableSteps};
 use crate::context::QueryContext;
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
@@ -95,10 +95,11 @@ impl Collector {
 }
 
 /// The materialized side of a join or MINUS: its input until it is pulled
-/// in, then its table.
+/// in, then its table while that is built, then the table.
 pub struct BuildSide {
     input: Option<BoxedOperator>,
     collector: Collector,
+    indexing: Option<Box<TableSteps>>,
     table: Option<RowTable>,
     key_columns: Vec<usize>,
 }
@@ -106,6 +107,8 @@ pub struct BuildSide {
 /// `OperatorState::numbers[0]` of a build side.
 const BUILDING: u64 = 0;
 const BUILT: u64 = 1;
+/// Pulled in, the table being built.
+const INDEXING: u64 = 2;
 
 impl BuildSide {
     /// `key_columns`: the input's columns of the shared variables.
@@ -113,6 +116,7 @@ impl BuildSide {
         BuildSide {
             input: Some(input),
             collector: Collector::default(),
+            indexing: None,
             table: None,
             key_columns,
         }
@@ -123,25 +127,45 @@ impl BuildSide {
         self.input.as_deref().map(|i| i as &dyn Operator)
     }
 
-    /// The table, pulling the input in first; `None` when the turn ended
-    /// before that was done.
+    /// The table, pulling the input in and building the table first;
+    /// `None` when the turn ended before that was done.
     pub fn table(&mut self, ctx: &QueryContext) -> Result<Option<&RowTable>, EngineError> {
         if let Some(input) = self.input.as_mut() {
             if !self.collector.pull(input.as_mut(), ctx)? {
                 return Ok(None);
             }
             self.input = None;
-            self.table = Some(RowTable::new(
-                self.collector.take(),
-                self.key_columns.clone(),
-            ));
+            let rows = self.collector.take();
+            let steps = TableSteps::new(rows, self.key_columns.clone());
+            self.indexing = Some(Box::new(steps));
+        }
+        if let Some(steps) = self.indexing.as_mut() {
+            // A step at a time: a table of millions of rows takes longer
+            // than a turn.
+            while !steps.built() {
+                steps.step();
+                ctx.check()?;
+                if !steps.built() && ctx.should_yield() {
+                    return Ok(None);
+                }
+            }
+            let steps = self.indexing.take().expect("being built");
+            self.table = Some(steps.finish());
         }
         Ok(self.table.as_ref())
     }
 
-    /// Built: the table, stashed. Building: the rows pulled so far
-    /// (stashed) and the input's state.
+    /// Built: the table, stashed. Indexing: the table being built,
+    /// stashed. Building: the rows pulled so far (stashed) and the input's
+    /// state.
     pub fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        if let Some(steps) = self.indexing.take() {
+            return Ok(OperatorState {
+                numbers: vec![INDEXING],
+                stashed: Some(stash.put(*steps)),
+                children: Vec::new(),
+            });
+        }
         match (self.table.take(), self.input.as_mut()) {
             (Some(table), _) => Ok(OperatorState {
                 numbers: vec![BUILT],
@@ -162,6 +186,14 @@ impl BuildSide {
             BUILT => {
                 let handle = state.stashed.ok_or_else(|| bad_state("built table"))?;
                 self.table = Some(stash.take(handle)?);
+                self.input = None;
+                Ok(())
+            }
+            INDEXING => {
+                let handle = state
+                    .stashed
+                    .ok_or_else(|| bad_state("table being built"))?;
+                self.indexing = Some(Box::new(stash.take(handle)?));
                 self.input = None;
                 Ok(())
             }
