@@ -64,6 +64,9 @@ const QUERIES: &[&str] = &[
     "PREFIX ex: <http://example.org/> DESCRIBE ?a WHERE { ?a ex:age 3 }",
     // Sorted in several runs, and merged (more than 32K rows).
     "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY DESC(?o) ?s",
+    // 12,000 groups, handed out (and their aggregates finished) a batch
+    // at a time.
+    "SELECT ?a (COUNT(*) AS ?n) (SAMPLE(?o) AS ?any) WHERE { ?a ?p ?o } GROUP BY ?a",
     // Sorted keeping only the best rows as they come (a small LIMIT).
     "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?o LIMIT 30 OFFSET 5",
 ];

@@ -30,9 +30,13 @@ pub struct Group {
     variables: Vec<Variable>,
     key_columns: Vec<Option<usize>>,
     aggregates: Vec<(AggregateExpression, AggregateInput)>,
-    output: std::vec::IntoIter<Vec<Id>>,
-    /// Groups so far while the input is read (across turns).
+    /// Groups so far while the input is read (across turns); then the
+    /// groups whose rows are not handed out yet.
     partial: Groups,
+    /// Once the input has ended: how many groups (of `partial.order`) are
+    /// handed out. Their aggregates are finished a batch at a time, so that
+    /// a million groups do not hold a turn.
+    handed_out: usize,
 }
 
 /// Groups being aggregated, in order of first appearance.
@@ -101,7 +105,7 @@ impl Group {
             variables,
             key_columns,
             aggregates,
-            output: Vec::new().into_iter(),
+            handed_out: 0,
             partial: Groups::default(),
         }
     }
@@ -160,12 +164,14 @@ impl Operator for Group {
     }
 
     /// Aggregating: the groups so far (stashed) and the input's state.
-    /// Done: the rows not yet handed out (stashed).
+    /// Done: the groups not yet handed out (stashed).
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
         let Some(input) = self.input.as_mut() else {
+            let mut left = std::mem::take(&mut self.partial);
+            left.order.drain(..self.handed_out);
             return Ok(OperatorState {
                 numbers: vec![DONE],
-                stashed: Some(stash.put(std::mem::take(&mut self.output))),
+                stashed: Some(stash.put(left)),
                 children: Vec::new(),
             });
         };
@@ -181,7 +187,8 @@ impl Operator for Group {
         match state.number(0)? {
             DONE => {
                 let handle = state.stashed.ok_or_else(|| bad_state("grouped rows"))?;
-                self.output = stash.take(handle)?;
+                self.partial = stash.take(handle)?;
+                self.handed_out = 0;
                 self.input = None;
             }
             AGGREGATING => {
@@ -222,21 +229,28 @@ impl Operator for Group {
                 order.push(Vec::new());
                 groups.insert(Vec::new(), self.accumulators());
             }
-            let mut rows = Vec::with_capacity(order.len());
-            for key in order {
-                let accumulators = groups.remove(&key).expect("every key has a group");
-                let mut row = key;
-                for acc in accumulators {
-                    row.push(match acc.finish() {
-                        Some(term) => self.ctx.intern(&term)?,
-                        None => Id::UNDEFINED,
-                    });
-                }
-                rows.push(row);
-            }
-            self.output = rows.into_iter();
+            self.partial = Groups { groups, order };
+            self.handed_out = 0;
         }
-        Ok(super::next_chunk(&mut self.output, self.variables.len()))
+        self.ctx.check()?;
+        let Groups { groups, order } = &mut self.partial;
+        let end = (self.handed_out + super::BATCH_ROWS).min(order.len());
+        let mut batch = Batch::with_columns(self.variables.len());
+        for key in &mut order[self.handed_out..end] {
+            let accumulators = groups
+                .remove(key.as_slice())
+                .expect("every key has a group");
+            let mut row = std::mem::take(key);
+            for acc in accumulators {
+                row.push(match acc.finish() {
+                    Some(term) => self.ctx.intern(&term)?,
+                    None => Id::UNDEFINED,
+                });
+            }
+            batch.push_row(&row);
+        }
+        self.handed_out = end;
+        Ok((batch.len > 0).then_some(batch))
     }
 }
 
