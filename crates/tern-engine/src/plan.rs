@@ -1015,5 +1015,19 @@ pub fn exists(
         vec![bound.iter().map(|(_, id)| *id).collect()],
     );
     let mut joined = HashJoin::new(ctx.clone(), inner, Box::new(values));
-    Ok(joined.next_batch()?.is_some())
+    // An empty batch is a pause for the end of the turn, not a match: an
+    // EXISTS is answered whole, and the signal goes back to the operators
+    // around it, which can pause between rows.
+    let mut paused = false;
+    let found = loop {
+        match joined.next_batch()? {
+            None => break false,
+            Some(batch) if batch.len == 0 => paused = true,
+            Some(_) => break true,
+        }
+    };
+    if paused {
+        ctx.input_paused(1);
+    }
+    Ok(found)
 }

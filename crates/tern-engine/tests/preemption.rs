@@ -64,6 +64,10 @@ const QUERIES: &[&str] = &[
     "PREFIX ex: <http://example.org/> DESCRIBE ?a WHERE { ?a ex:age 3 }",
     // Sorted in several runs, and merged (more than 32K rows).
     "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY DESC(?o) ?s",
+    // The NOT EXISTS pattern (evaluated per row: it has a BIND) reads
+    // thousands of rows for each outer row and pauses inside; a pause is no
+    // match.
+    "PREFIX ex: <http://example.org/> SELECT ?a WHERE { ?a ex:age 30 FILTER NOT EXISTS { ?b ex:email ?e ; ex:name ?n BIND(?n AS ?m) FILTER(?m = \"nobody\") } }",
     // 12,000 groups, handed out (and their aggregates finished) a batch
     // at a time.
     "SELECT ?a (COUNT(*) AS ?n) (SAMPLE(?o) AS ?any) WHERE { ?a ?p ?o } GROUP BY ?a",
