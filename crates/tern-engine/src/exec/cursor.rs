@@ -91,10 +91,19 @@ impl RowCursor {
             // An empty batch (the input's turn ended) is not the one to
             // read again.
             if len > 0 || self.done {
-                self.pos = std::mem::take(&mut self.replayed);
-                if len < self.pos {
-                    return Err(bad_state("a resumed input made a shorter batch"));
+                let used = std::mem::take(&mut self.replayed);
+                if len < used {
+                    if self.done {
+                        return Err(bad_state("a resumed input ended early"));
+                    }
+                    // The input gives the same rows again, but may cut its
+                    // batches elsewhere (one that stops at the end of a
+                    // turn): the used rows go on into the next batch.
+                    self.replayed = used - len;
+                    self.pos = len;
+                    continue;
                 }
+                self.pos = used;
             } else {
                 return Ok(Filled::Paused);
             }

@@ -165,8 +165,10 @@ pub trait Operator: Send {
     /// only; `None` for those that would stash materialized state. A
     /// [`RowCursor`](cursor::RowCursor) takes it before each batch it pulls,
     /// so that a suspension in the middle of that batch re-reads it on
-    /// resuming instead of stashing its unused rows. The batch produced
-    /// after restoring a checkpoint must be the one produced after taking it.
+    /// resuming instead of stashing its unused rows. The rows produced
+    /// after restoring a checkpoint must be the ones produced after taking
+    /// it, in the same order; the batches may be cut elsewhere (an operator
+    /// that stops at the end of a turn hands out what it has).
     fn checkpoint(&self) -> Option<OperatorState> {
         None
     }
