@@ -63,6 +63,13 @@ impl OperatorState {
             .map_err(|_| bad_state(format!("expected {N} inputs, found {found}")))
     }
 
+    /// The value this state stashed (`what` names it in the error when
+    /// there is none).
+    pub fn take_stashed<T: Any>(&self, stash: &Stash, what: &str) -> Result<T, EngineError> {
+        let handle = self.stashed.ok_or_else(|| bad_state(what))?;
+        stash.take(handle)
+    }
+
     /// The number at `i`, or an error if the state is too short.
     pub fn number(&self, i: usize) -> Result<u64, EngineError> {
         self.numbers

@@ -92,7 +92,38 @@ impl Collector {
         };
         Ok(())
     }
+
+    /// The state of an operator still pulling `input` in (phase
+    /// [`COLLECTING`]): the rows so far, stashed, and the input's state.
+    pub fn save_with(
+        &mut self,
+        input: &mut dyn Operator,
+        stash: &Stash,
+    ) -> Result<OperatorState, EngineError> {
+        Ok(OperatorState {
+            numbers: vec![COLLECTING],
+            stashed: self.save(stash),
+            children: vec![input.save(stash)?],
+        })
+    }
+
+    /// Restores what [`save_with`](Self::save_with) saved (the caller has
+    /// checked the phase).
+    pub fn restore_with(
+        &mut self,
+        state: OperatorState,
+        input: Option<&mut BoxedOperator>,
+        stash: &Stash,
+    ) -> Result<(), EngineError> {
+        self.restore(state.stashed, stash)?;
+        let input = input.ok_or_else(|| bad_state("collecting without an input"))?;
+        input.restore(state.into_child()?, stash)
+    }
 }
+
+/// `OperatorState::numbers[0]` of an operator pulling its input in with a
+/// [`Collector`] (a build side, a sort).
+pub const COLLECTING: u64 = 0;
 
 /// The materialized side of a join or MINUS: its input until it is pulled
 /// in, then its table while that is built, then the table.
@@ -104,8 +135,7 @@ pub struct BuildSide {
     key_columns: Vec<usize>,
 }
 
-/// `OperatorState::numbers[0]` of a build side.
-const BUILDING: u64 = 0;
+/// `OperatorState::numbers[0]` of a build side, after [`COLLECTING`].
 const BUILT: u64 = 1;
 /// Pulled in, the table being built.
 const INDEXING: u64 = 2;
@@ -156,8 +186,8 @@ impl BuildSide {
     }
 
     /// Built: the table, stashed. Indexing: the table being built,
-    /// stashed. Building: the rows pulled so far (stashed) and the input's
-    /// state.
+    /// stashed. Collecting: the rows pulled so far (stashed) and the
+    /// input's state.
     pub fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
         if let Some(steps) = self.indexing.take() {
             return Ok(OperatorState {
@@ -172,11 +202,7 @@ impl BuildSide {
                 stashed: Some(stash.put(table)),
                 children: Vec::new(),
             }),
-            (None, Some(input)) => Ok(OperatorState {
-                numbers: vec![BUILDING],
-                stashed: self.collector.save(stash),
-                children: vec![input.save(stash)?],
-            }),
+            (None, Some(input)) => self.collector.save_with(input.as_mut(), stash),
             (None, None) => Err(bad_state("build side without input or table")),
         }
     }
@@ -184,79 +210,19 @@ impl BuildSide {
     pub fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         match state.number(0)? {
             BUILT => {
-                let handle = state.stashed.ok_or_else(|| bad_state("built table"))?;
-                self.table = Some(stash.take(handle)?);
+                self.table = Some(state.take_stashed(stash, "built table")?);
                 self.input = None;
                 Ok(())
             }
             INDEXING => {
-                let handle = state
-                    .stashed
-                    .ok_or_else(|| bad_state("table being built"))?;
-                self.indexing = Some(Box::new(stash.take(handle)?));
+                self.indexing = Some(Box::new(state.take_stashed(stash, "table being built")?));
                 self.input = None;
                 Ok(())
             }
-            BUILDING => {
-                self.collector.restore(state.stashed, stash)?;
-                let input_state = state.into_child()?;
-                match self.input.as_mut() {
-                    Some(input) => input.restore(input_state, stash),
-                    None => Err(bad_state("build side restored twice")),
-                }
-            }
+            COLLECTING => self
+                .collector
+                .restore_with(state, self.input.as_mut(), stash),
             other => Err(bad_state(format!("build side phase {other}"))),
         }
-    }
-}
-
-/// The state of an operator that pulls its input in with a [`Collector`] and
-/// then hands out a computed result (sort, group): while collecting, the
-/// rows so far (stashed) and the input's state; after, the rows not yet
-/// handed out (stashed).
-pub fn save_collected(
-    materialized: bool,
-    output: &mut std::vec::IntoIter<Vec<Id>>,
-    collector: &mut Collector,
-    input: Option<&mut BoxedOperator>,
-    stash: &Stash,
-) -> Result<OperatorState, EngineError> {
-    if materialized {
-        return Ok(OperatorState {
-            numbers: vec![BUILT],
-            stashed: Some(stash.put(std::mem::take(output))),
-            children: Vec::new(),
-        });
-    }
-    let input = input.ok_or_else(|| bad_state("collecting without an input"))?;
-    Ok(OperatorState {
-        numbers: vec![BUILDING],
-        stashed: collector.save(stash),
-        children: vec![input.save(stash)?],
-    })
-}
-
-/// Restores what [`save_collected`] saved; true when the result was
-/// already computed (the caller then drops its input).
-pub fn restore_collected(
-    state: OperatorState,
-    output: &mut std::vec::IntoIter<Vec<Id>>,
-    collector: &mut Collector,
-    input: Option<&mut BoxedOperator>,
-    stash: &Stash,
-) -> Result<bool, EngineError> {
-    match state.number(0)? {
-        BUILT => {
-            let handle = state.stashed.ok_or_else(|| bad_state("computed rows"))?;
-            *output = stash.take(handle)?;
-            Ok(true)
-        }
-        BUILDING => {
-            collector.restore(state.stashed, stash)?;
-            let input = input.ok_or_else(|| bad_state("collecting without an input"))?;
-            input.restore(state.into_child()?, stash)?;
-            Ok(false)
-        }
-        other => Err(bad_state(format!("collecting phase {other}"))),
     }
 }

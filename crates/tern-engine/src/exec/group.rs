@@ -186,8 +186,7 @@ impl Operator for Group {
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         match state.number(0)? {
             DONE => {
-                let handle = state.stashed.ok_or_else(|| bad_state("grouped rows"))?;
-                self.partial = stash.take(handle)?;
+                self.partial = state.take_stashed(stash, "grouped rows")?;
                 self.handed_out = 0;
                 self.input = None;
             }

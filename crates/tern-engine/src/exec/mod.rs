@@ -32,7 +32,7 @@ mod union;
 mod values;
 
 pub use bind_left_join::{BindLeftJoin, PlanRight};
-pub use build_side::{restore_collected, save_collected, BuildSide, Collector, Pulled};
+pub use build_side::{BuildSide, Collector, Pulled, COLLECTING};
 pub use distinct::Distinct;
 pub use equality_join::EqualityJoin;
 pub use extend::Extend;

@@ -2,7 +2,7 @@
 //! terms, a bounded step at a time ([`SortSteps`]).
 
 use super::sort_steps::SortSteps;
-use super::{restore_collected, save_collected, Batch, BoxedOperator, Collector, Operator, Pulled};
+use super::{Batch, BoxedOperator, Collector, Operator, Pulled, COLLECTING};
 use crate::context::QueryContext;
 use crate::expr_eval::RowEvaluator;
 use crate::profile::OperatorInfo;
@@ -33,7 +33,7 @@ const TOP_ROWS: usize = 8 * 1024;
 const TOP_BUFFER_ROWS: usize = 32 * 1024;
 
 /// `OperatorState::numbers[0]` of a sort whose input has ended (while it
-/// collects, see [`save_collected`]).
+/// collects: [`COLLECTING`]).
 const SORTING: u64 = 2;
 
 impl OrderBy {
@@ -114,30 +114,25 @@ impl Operator for OrderBy {
                 children: Vec::new(),
             });
         }
-        save_collected(
-            false,
-            &mut Vec::new().into_iter(),
-            &mut self.collector,
-            self.input.as_mut(),
-            stash,
-        )
+        let input = self
+            .input
+            .as_mut()
+            .ok_or_else(|| bad_state("sort without input or rows"))?;
+        self.collector.save_with(input.as_mut(), stash)
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        if state.number(0)? == SORTING {
-            let handle = state.stashed.ok_or_else(|| bad_state("sorted rows"))?;
-            self.sorter = Some(Box::new(stash.take(handle)?));
-            self.input = None;
-            return Ok(());
+        match state.number(0)? {
+            SORTING => {
+                self.sorter = Some(Box::new(state.take_stashed(stash, "sorted rows")?));
+                self.input = None;
+                Ok(())
+            }
+            COLLECTING => self
+                .collector
+                .restore_with(state, self.input.as_mut(), stash),
+            other => Err(bad_state(format!("sort phase {other}"))),
         }
-        restore_collected(
-            state,
-            &mut Vec::new().into_iter(),
-            &mut self.collector,
-            self.input.as_mut(),
-            stash,
-        )?;
-        Ok(())
     }
 
     fn first_rows_only(&mut self, rows: usize) {
