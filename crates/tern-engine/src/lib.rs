@@ -1,33 +1,51 @@
 //! Tern's SPARQL engine: queries parsed by `spargebra` are planned into a tree
 //! of operators that exchange batches of ID columns and read the index.
 //!
+//! The stages, each a folder, depend on each other one way (a folder uses
+//! only those listed after it):
+//!
+//! - `run`: starting queries ([`Engine`]), their result streams, CONSTRUCT
+//!   and DESCRIBE, suspending and resuming whole queries;
+//! - `plan`: algebra → operator tree (join order, cardinality, FILTER,
+//!   EXISTS, OPTIONAL and GRAPH handling);
+//! - `exec`: the physical operators, one per file, and their runtime
+//!   information;
+//! - `expr`: SPARQL expressions, on terms and on rows of IDs;
+//! - `context`: what every part of one running query shares;
+//! - `suspend`: the preemption contract (operator state, stash, saved
+//!   queries, continuation tokens);
+//! - `error`: [`EngineError`].
+//!
 //! Entry point: [`Engine::query`].
 
-mod construct;
 mod context;
-mod correlated;
-mod describe;
-mod engine;
 mod error;
 mod exec;
-mod exists;
-pub mod expr;
-mod expr_eval;
-mod join_order;
-mod parsed;
-mod per_graph;
+mod expr;
 mod plan;
-mod profile;
-mod results;
-mod stream;
-pub mod suspend;
-pub mod token;
-mod value_range;
+mod run;
+mod suspend;
 
-pub use engine::{
-    CancelFlag, Engine, EngineOptions, Execution, OptionalJoins, QueryRequest, Timings,
-};
-pub use error::EngineError;
-pub use profile::{PlanProfile, Profile};
-pub use results::{QueryOutcome, SolutionRow};
-pub use stream::{Polled, RowBatch, SavedQuery, SolutionStream, TermBatch, TripleStream};
+// The public API: what `tern-server`, `tern-cli` and the tests use.
+pub use context::CancelFlag; // stops a running query from another thread
+pub use error::EngineError; // every failure of the engine
+pub use exec::{PlanProfile, Profile}; // runtime information per operator (EXPLAIN)
+pub use plan::OptionalJoins; // how OPTIONAL is evaluated (an engine option)
+pub use run::Engine; // parses, plans, starts and resumes queries
+pub use run::EngineOptions; // the engine's defaults: timeout, memory, default graph
+pub use run::Execution; // a started query: outcome, timings, profile
+pub use run::Polled; // what a time-sliced stream gives within a turn
+pub use run::QueryOutcome; // solutions, a boolean or a graph
+pub use run::QueryRequest; // one query's dataset, limits and cancellation flag
+pub use run::RowBatch; // solutions as IDs, decoded slice by slice by writers
+pub use run::SolutionRow; // one solution as terms
+pub use run::SolutionStream; // the lazy solutions of a query
+pub use run::TermBatch; // a decoded slice of a RowBatch
+pub use run::Timings; // parse and plan times
+pub use run::TripleStream; // the lazy triples of CONSTRUCT and DESCRIBE
+pub use suspend::ContinuationToken; // a suspended query, sealed for a client
+pub use suspend::SavedQuery; // where a suspended query stopped
+pub use suspend::Stash; // materialized state of suspended queries, by handle
+pub use suspend::StashUsage; // what a stash holds (for metrics)
+pub use suspend::TokenError; // why a continuation token was refused
+pub use suspend::TokenKey; // the key that signs continuation tokens

@@ -7,7 +7,7 @@
 
 use oxrdf::Term;
 use std::collections::BTreeSet;
-use tern_engine::suspend::Stash;
+use tern_engine::Stash;
 use tern_engine::{Engine, EngineOptions, QueryOutcome, QueryRequest, SavedQuery};
 
 mod common;

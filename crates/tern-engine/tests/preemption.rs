@@ -4,8 +4,8 @@
 //! scans, joins and materialized operators.
 
 use oxrdf::{Term, Triple};
-use tern_engine::suspend::Stash;
-use tern_engine::token::{ContinuationToken, TokenKey};
+use tern_engine::Stash;
+use tern_engine::{ContinuationToken, TokenKey};
 use tern_engine::{Engine, EngineOptions, QueryOutcome, QueryRequest};
 
 mod common;

@@ -49,13 +49,13 @@ pub async fn serve(
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let key = match &config.token_key {
-        Some(secret) => tern_engine::token::TokenKey::new(secret)
+        Some(secret) => tern_engine::TokenKey::new(secret)
             .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?,
-        None => tern_engine::token::TokenKey::random(),
+        None => tern_engine::TokenKey::random(),
     };
     let paging = paging::Paging {
         key,
-        stash: Arc::new(tern_engine::suspend::Stash::with_limits(
+        stash: Arc::new(tern_engine::Stash::with_limits(
             config.stash_bytes,
             config.token_ttl,
         )),

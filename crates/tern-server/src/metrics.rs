@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 use std::time::Duration;
-use tern_engine::suspend::StashUsage;
+use tern_engine::StashUsage;
 
 use crate::paging::PageStats;
 

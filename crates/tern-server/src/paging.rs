@@ -20,8 +20,8 @@ use crate::error::RequestError;
 use oxrdf::NamedNode;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-use tern_engine::suspend::Stash;
-use tern_engine::token::{ContinuationToken, TokenKey};
+use tern_engine::Stash;
+use tern_engine::{ContinuationToken, TokenKey};
 use tern_engine::{Engine, EngineError, Execution, QueryRequest, SavedQuery};
 
 /// A page's bytes beyond which it ends before its quantum does, so that a

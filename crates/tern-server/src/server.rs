@@ -20,7 +20,7 @@ use axum::routing::{any, get};
 use axum::Router;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tern_engine::token::ContinuationToken;
+use tern_engine::ContinuationToken;
 use tern_engine::{CancelFlag, Engine, QueryRequest};
 use tokio::sync::oneshot;
 

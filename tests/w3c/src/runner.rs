@@ -12,7 +12,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
-use tern_engine::suspend::Stash;
+use tern_engine::Stash;
 use tern_engine::{
     Engine, EngineError, EngineOptions, Execution, OptionalJoins, QueryOutcome, QueryRequest,
     SavedQuery,

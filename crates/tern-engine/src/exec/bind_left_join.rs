@@ -2,15 +2,15 @@
 //! row's values substituted for the shared variables, so a few left rows
 //! look up only the right rows that match them instead of reading the
 //! right side whole. The planner chooses it for small left sides and right
-//! patterns where substitution is exact ([`crate::correlated`]).
+//! patterns where substitution is exact (the planner's `correlated`).
 
 use super::condition::Condition;
 use super::cursor::{NextRow, RowCursor};
+use super::profile::OperatorInfo;
 use super::rows::Sources;
 use super::{Batch, BoxedOperator, Operator, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
-use crate::exists::Scope;
-use crate::profile::OperatorInfo;
+use crate::expr::Scope;
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

@@ -8,8 +8,8 @@
 //! evaluator, which implements SPARQL's rules in full.
 
 use crate::context::QueryContext;
-use crate::exists::Scope;
-use crate::expr_eval::RowEvaluator;
+use crate::expr::RowEvaluator;
+use crate::expr::Scope;
 use crate::EngineError;
 use oxrdf::Variable;
 use spargebra::algebra::Expression;

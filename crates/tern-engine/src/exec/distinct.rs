@@ -1,9 +1,9 @@
 //! DISTINCT and REDUCED: drops rows seen before. The same term always has the
 //! same ID within a query, so comparing IDs compares terms.
 
+use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
-use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

@@ -10,11 +10,11 @@
 //! rows, and nothing else.
 
 use super::condition::Condition;
+use super::profile::OperatorInfo;
 use super::rows::Sources;
 use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, RowTable, Solution};
 use crate::context::QueryContext;
-use crate::exists::Scope;
-use crate::profile::OperatorInfo;
+use crate::expr::Scope;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

@@ -1,9 +1,9 @@
 //! BIND: adds a column computed by an expression (unbound where it errors).
 
+use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
-use crate::expr_eval::RowEvaluator;
-use crate::profile::OperatorInfo;
+use crate::expr::RowEvaluator;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
@@ -23,7 +23,7 @@ impl Extend {
         input: BoxedOperator,
         variable: Variable,
         expression: Expression,
-        scope: Arc<crate::exists::Scope>,
+        scope: Arc<crate::expr::Scope>,
     ) -> Extend {
         let expression =
             RowEvaluator::new(ctx.clone(), expression, input.variables().to_vec(), scope);

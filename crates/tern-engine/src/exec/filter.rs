@@ -1,10 +1,10 @@
 //! FILTER: keeps the rows whose expression has effective boolean value true.
 
 use super::condition::Condition;
+use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
-use crate::exists::Scope;
-use crate::profile::OperatorInfo;
+use crate::expr::Scope;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

@@ -1,10 +1,10 @@
 //! GROUP BY with aggregates: materializes groups keyed on the group variables.
 
+use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
 use crate::expr::Accumulator;
-use crate::expr_eval::MemoizedEvaluator;
-use crate::profile::OperatorInfo;
+use crate::expr::MemoizedEvaluator;
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
@@ -65,7 +65,7 @@ impl Group {
         input: BoxedOperator,
         keys: Vec<Variable>,
         aggregates: Vec<(Variable, AggregateExpression)>,
-        scope: Arc<crate::exists::Scope>,
+        scope: Arc<crate::expr::Scope>,
     ) -> Group {
         let input_variables = input.variables().to_vec();
         let key_columns = keys

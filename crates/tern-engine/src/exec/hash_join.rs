@@ -1,9 +1,9 @@
 //! Inner join: the build side is materialized into a [`RowTable`] keyed on the
 //! shared variables; the probe side streams through.
 
+use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, Solution};
 use crate::context::QueryContext;
-use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

@@ -3,11 +3,11 @@
 //! few selective rows never pay for scanning a large pattern whole.
 
 use super::pattern_rows::PatternRows;
+use super::profile::OperatorInfo;
 use super::rows::{Solution, Sources};
 use super::scan::{GraphScope, PatternTerm, Scan};
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
-use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

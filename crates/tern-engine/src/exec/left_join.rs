@@ -1,10 +1,10 @@
 //! OPTIONAL: every left row, joined with the compatible right rows that pass
 //! the optional's filter, or alone when there are none.
 
+use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, Solution};
 use crate::context::QueryContext;
-use crate::expr_eval::RowEvaluator;
-use crate::profile::OperatorInfo;
+use crate::expr::RowEvaluator;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
@@ -27,7 +27,7 @@ impl LeftJoin {
         left: BoxedOperator,
         right: BoxedOperator,
         filter: Option<Expression>,
-        scope: Arc<crate::exists::Scope>,
+        scope: Arc<crate::expr::Scope>,
     ) -> LeftJoin {
         let (variables, sources) = Solution::merge_schemas(left.variables(), right.variables());
         let shared: Vec<(usize, usize)> = sources

@@ -1,8 +1,8 @@
 //! Wraps an operator to count its rows, batches and time for EXPLAIN and the
 //! server's runtime information.
 
+use super::profile::{OperatorInfo, OperatorStats, ProfileNode};
 use super::{Batch, BoxedOperator, Operator};
-use crate::profile::{OperatorInfo, OperatorStats, ProfileNode};
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

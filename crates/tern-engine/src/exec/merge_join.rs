@@ -3,10 +3,10 @@
 //! their order): no table is built, both sides stream.
 
 use super::cursor::{Filled, RowCursor};
+use super::profile::OperatorInfo;
 use super::rows::{Solution, Sources};
 use super::{Batch, BoxedOperator, Operator, BATCH_ROWS};
 use crate::context::QueryContext;
-use crate::profile::OperatorInfo;
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

@@ -1,8 +1,8 @@
 //! MINUS: left rows that have no compatible right row sharing a bound variable.
 
+use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, BuildSide, Operator, Solution};
 use crate::context::QueryContext;
-use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

@@ -1,11 +1,11 @@
 //! ORDER BY: materializes its input and sorts it with SPARQL's order of
 //! terms, a bounded step at a time ([`SortSteps`]).
 
+use super::profile::OperatorInfo;
 use super::sort_steps::SortSteps;
 use super::{Batch, BoxedOperator, Collector, Operator, Pulled, COLLECTING};
 use crate::context::QueryContext;
-use crate::expr_eval::RowEvaluator;
-use crate::profile::OperatorInfo;
+use crate::expr::RowEvaluator;
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
@@ -41,7 +41,7 @@ impl OrderBy {
         ctx: Arc<QueryContext>,
         input: BoxedOperator,
         order: Vec<OrderExpression>,
-        scope: Arc<crate::exists::Scope>,
+        scope: Arc<crate::expr::Scope>,
     ) -> OrderBy {
         let variables = input.variables().to_vec();
         let keys = order

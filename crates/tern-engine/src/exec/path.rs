@@ -2,10 +2,10 @@
 //! by walking the index from bound ends (breadth-first for closures, each node
 //! visited once, so cycles terminate). Materializes its pairs.
 
+use super::profile::OperatorInfo;
 use super::scan::{GraphScope, PatternTerm, Scan};
 use super::{Batch, Operator};
 use crate::context::QueryContext;
-use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::{NamedNode, Variable};

@@ -1,8 +1,8 @@
 //! Projection: keeps and reorders columns; a projected variable the input does
 //! not bind becomes an unbound column.
 
+use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
-use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

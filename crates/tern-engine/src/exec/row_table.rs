@@ -2,7 +2,7 @@
 //! side of joins, OPTIONAL and MINUS), and how such a table is built a
 //! bounded step at a time.
 
-use crate::suspend::StashSize;
+use crate::suspend::{rows_bytes, StashSize};
 use tern_index::Id;
 
 /// Rows of a materialized input, indexed by their values on some columns, for
@@ -220,6 +220,13 @@ impl StashSize for TableSteps {
         self.rows.len() * row
             + (self.keyed.capacity() + self.scattered.capacity()) * 16
             + (self.directory.capacity() + self.next.capacity()) * 4
+    }
+}
+
+impl StashSize for RowTable {
+    /// Rows, and about as much again for the key index over them.
+    fn stash_bytes(&self) -> usize {
+        2 * rows_bytes(self.rows.len(), self.rows.iter())
     }
 }
 

@@ -3,9 +3,9 @@
 //! every permutation) is filtered row by row.
 
 use super::pattern_rows::PatternRows;
+use super::profile::OperatorInfo;
 use super::{Batch, Operator};
 use crate::context::QueryContext;
-use crate::profile::OperatorInfo;
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

@@ -1,15 +1,15 @@
 //! FILTER EXISTS as a semi join and FILTER NOT EXISTS as an anti join: the
 //! pattern is evaluated once, its solutions are indexed on the variables it
 //! shares with the filtered rows, and each filtered row is kept or dropped by
-//! one lookup (see [`crate::exists`] for when this equals evaluating the
+//! one lookup (see the planner's `exists` for when this equals evaluating the
 //! pattern per row).
 
 use super::condition::Condition;
+use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
-use crate::exists::Scope;
-use crate::plan::is_blank_variable;
-use crate::profile::OperatorInfo;
+use crate::expr::is_blank_variable;
+use crate::expr::Scope;
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

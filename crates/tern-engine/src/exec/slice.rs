@@ -1,7 +1,7 @@
 //! OFFSET and LIMIT.
 
+use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
-use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

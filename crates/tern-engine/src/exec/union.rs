@@ -1,7 +1,7 @@
 //! UNION: the rows of the left input, then of the right, on a common schema.
 
+use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
-use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

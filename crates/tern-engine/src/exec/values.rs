@@ -1,7 +1,7 @@
 //! Constant rows: VALUES, and the single empty solution of an empty pattern.
 
+use super::profile::OperatorInfo;
 use super::{Batch, Operator};
-use crate::profile::OperatorInfo;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;

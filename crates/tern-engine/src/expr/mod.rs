@@ -19,7 +19,15 @@
 //! - `term`: term accessors and constructors (`STR`, `IRI`, `STRDT`...);
 //! - `random`: `RAND`, `UUID`, `STRUUID`, `BNODE`;
 //! - `hash`: `MD5`, `SHA*`; `cast`: XSD constructor functions;
-//! - `aggregate`: [`Accumulator`] for `GROUP BY` aggregates.
+//! - `aggregate`: [`Accumulator`] for `GROUP BY` aggregates;
+//! - `row_eval`: [`RowEvaluator`], the bridge from rows of IDs to terms and
+//!   back, which operators use;
+//! - `scope`: [`Scope`], the substituted values and the EXISTS answerer
+//!   that the planner hands in;
+//! - `variables`: which variables an expression reads; blank-node variables.
+//!
+//! Uses only the query context (`context`): the operators (`exec`) and the
+//! planner (`plan`) use it.
 
 mod aggregate;
 mod cast;
@@ -30,16 +38,22 @@ mod hash;
 mod numeric;
 mod pattern;
 mod random;
+mod row_eval;
+mod scope;
 mod string;
 mod term;
 #[cfg(test)]
 mod test_util;
 mod value;
+mod variables;
 
 use oxrdf::{Term, Variable};
 use spargebra::algebra::{Expression, GraphPattern};
 
 pub use aggregate::Accumulator;
+pub use row_eval::{MemoizedEvaluator, RowEvaluator};
+pub use scope::{PatternTest, Scope};
+pub use variables::{blank_variable, expression_variables, is_blank_variable};
 
 /// What expressions may need from the running query.
 pub struct EvalContext<'a> {
@@ -90,11 +104,4 @@ pub fn effective_boolean_value(term: &Term) -> Option<bool> {
 /// order, safe for `sort_by`.
 pub fn order_cmp(a: Option<&Term>, b: Option<&Term>) -> std::cmp::Ordering {
     compare::order_cmp(a, b)
-}
-
-/// The `=` operator (RDFterm-equal with value comparison for known
-/// datatypes): `Some(true/false)`, or `None` for a type error (e.g.
-/// comparing literals of unknown datatypes with different lexical forms).
-pub fn equals(a: &Term, b: &Term) -> Option<bool> {
-    compare::equals(a, b)
 }

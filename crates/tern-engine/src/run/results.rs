@@ -1,6 +1,7 @@
 //! What a query returns.
 
-use crate::stream::{SolutionStream, TripleStream};
+use super::solution_stream::SolutionStream;
+use super::triple_stream::TripleStream;
 use oxrdf::{Term, Variable};
 
 /// One solution: a value (or nothing) per variable of [`QueryOutcome::Solutions`].

@@ -1,16 +1,18 @@
-//! The engine's front door.
+//! The engine's front door: [`Engine`] parses, plans and starts queries,
+//! and resumes suspended ones.
 
-use crate::context::{GraphSet, Limits, QueryContext};
-use crate::parsed::ParsedQueries;
-use crate::plan::{GraphContext, Planner};
-use crate::profile::Profile;
-use crate::stream::{ParkedStream, SavedQuery, SolutionStream, TripleSource, TripleStream};
-use crate::suspend::{bad_state, Stash};
-use crate::{construct, describe, EngineError, QueryOutcome};
+use super::parsed::ParsedQueries;
+use super::solution_stream::{ParkedStream, SolutionStream};
+use super::triple_stream::{TripleSource, TripleStream};
+use super::{construct, describe, QueryOutcome};
+use crate::context::{CancelFlag, GraphSet, Limits, QueryContext};
+use crate::exec::Profile;
+use crate::plan::{GraphContext, OptionalJoins, Planner};
+use crate::suspend::{bad_state, SavedQuery, Stash};
+use crate::EngineError;
 use oxrdf::NamedNode;
 use spargebra::algebra::QueryDataset;
 use spargebra::Query;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tern_index::{Id, Index};
@@ -38,35 +40,6 @@ impl Default for EngineOptions {
             memory_budget: None,
             optional_joins: OptionalJoins::ByCost,
         }
-    }
-}
-
-/// How the planner evaluates OPTIONAL: as one join of its two sides, or
-/// its right side once per left row with the row's values substituted
-/// (where that gives the same rows; see the planner).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum OptionalJoins {
-    /// Per left row when the estimates say that is cheaper.
-    #[default]
-    ByCost,
-    /// Per left row wherever it is exact (to test that path on small data).
-    PerRow,
-    /// Always as one join.
-    Whole,
-}
-
-/// Stops a running query from another thread (a client went away, an
-/// operator pressed stop). Operators look at it once per batch.
-#[derive(Debug, Clone, Default)]
-pub struct CancelFlag(Arc<AtomicBool>);
-
-impl CancelFlag {
-    pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
-    }
-
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
     }
 }
 
@@ -238,7 +211,8 @@ impl Engine {
                 profile: Profile::not_kept(),
             });
         }
-        let root = Planner::new(ctx.clone()).plan(pattern, &GraphContext::Default)?;
+        let root = Planner::new(ctx.clone(), self.options.optional_joins)
+            .plan(pattern, &GraphContext::Default)?;
         let profile = if request.profile {
             Profile::of(root.as_ref())
         } else {
@@ -329,7 +303,6 @@ impl Engine {
                 timeout: self.timeout_for(request),
                 memory_budget: lower(self.options.memory_budget, request.memory_budget),
                 cancel: request.cancel.clone(),
-                optional_joins: self.options.optional_joins,
             },
             base_iri,
             now,

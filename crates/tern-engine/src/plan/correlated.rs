@@ -29,7 +29,7 @@
 //!   aggregates (what they produce depends on what is bound going in), nor
 //!   conditions with EXISTS or random or fresh-term functions.
 
-use crate::exists::expression_variables;
+use crate::expr::expression_variables;
 use oxrdf::Variable;
 use rustc_hash::FxHashSet;
 use spargebra::algebra::{Expression, GraphPattern};

@@ -9,8 +9,8 @@
 //! compare across types (an `xsd:integer` bound admits decimals, doubles and
 //! floats held in the vocabulary), which one range of one tag cannot cover.
 
+use super::exists;
 use crate::context::QueryContext;
-use crate::exists;
 use crate::EngineError;
 use oxrdf::{Term, Variable};
 use spargebra::algebra::Expression;

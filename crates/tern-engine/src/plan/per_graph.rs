@@ -10,7 +10,10 @@
 //! instead of one, MINUS would count the graph as a shared variable, and
 //! VALUES or a nested GRAPH produce rows without it.
 
-use crate::exists::expression_variables;
+use super::planner::{GraphContext, Planner};
+use crate::exec::{BoxedOperator, HashJoin, Measured, Union, Values};
+use crate::expr::expression_variables;
+use crate::EngineError;
 use oxrdf::Variable;
 use spargebra::algebra::{Expression, GraphPattern};
 use spargebra::term::{NamedNodePattern, TermPattern};
@@ -47,5 +50,35 @@ pub fn needed(pattern: &GraphPattern, graph: &Variable) -> bool {
             expression,
         } => variable == graph || reads(expression) || needed(inner, graph),
         _ => true,
+    }
+}
+
+/// Most named graphs over which `GRAPH ?g` is planned once per graph (see
+/// [`per_graph`]); with more, `?g` is pushed down into the scans whatever
+/// the pattern.
+pub(super) const PER_GRAPH_LIMIT: u64 = 256;
+
+impl Planner {
+    /// `GRAPH ?g { pattern }` as the spec defines it (see [`per_graph`]):
+    /// the pattern planned in each named graph, joined with `?g` bound to
+    /// that graph, the results unioned.
+    pub(super) fn plan_per_graph(
+        &self,
+        pattern: &GraphPattern,
+        graph: &Variable,
+    ) -> Result<BoxedOperator, EngineError> {
+        let mut branches = Vec::new();
+        for id in self.ctx.named_graph_ids()? {
+            let inner = self.plan(pattern, &GraphContext::Named(id))?;
+            let bound = Box::new(Values::new(vec![graph.clone()], vec![vec![id]]));
+            branches.push(Box::new(Measured::new(
+                Box::new(HashJoin::new(self.ctx.clone(), inner, bound)),
+                None,
+            )) as BoxedOperator);
+        }
+        Ok(branches
+            .into_iter()
+            .reduce(|all, next| Box::new(Measured::new(Box::new(Union::new(all, next)), None)))
+            .unwrap_or_else(|| Box::new(Values::empty(vec![graph.clone()]))))
     }
 }

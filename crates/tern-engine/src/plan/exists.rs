@@ -28,34 +28,15 @@
 //!   in), nor filters calling random or fresh-term functions, whose values
 //!   per solution would become one value for all.
 
-use crate::plan::GraphContext;
+use crate::expr::expression_variables;
 use oxrdf::Variable;
 use rustc_hash::FxHashSet;
-use spargebra::algebra::{Expression, Function, GraphPattern};
+use spargebra::algebra::{Expression, GraphPattern};
 use spargebra::term::{NamedNodePattern, TermPattern};
-use std::sync::Arc;
-use tern_index::Id;
 
 /// At most this many shared variables in a semi join (the bound ones of a
 /// probe are a bit mask).
 pub const MAX_SHARED: usize = 32;
-
-/// What expressions that may contain EXISTS need besides the row: the graph
-/// their patterns are matched in and the values substituted by enclosing
-/// EXISTS evaluated per solution.
-#[derive(Debug, Clone)]
-pub struct Scope {
-    pub graph: GraphContext,
-    pub bound: Arc<[(Variable, Id)]>,
-}
-
-impl Scope {
-    pub fn value(&self, variable: &Variable) -> Option<Id> {
-        self.bound
-            .iter()
-            .find_map(|(v, id)| (v == variable).then_some(*id))
-    }
-}
 
 /// A conjunct of a FILTER to run as a semi join (EXISTS) or anti join (NOT
 /// EXISTS).
@@ -228,66 +209,6 @@ fn strip(
         }
         _ => None,
     }
-}
-
-/// The variables an expression reads; `None` if it contains EXISTS or a
-/// function whose value differs between calls.
-pub(crate) fn expression_variables(
-    expression: &Expression,
-    out: &mut FxHashSet<Variable>,
-) -> Option<()> {
-    use Expression as E;
-    match expression {
-        E::NamedNode(_) | E::Literal(_) => {}
-        E::Variable(v) | E::Bound(v) => {
-            out.insert(v.clone());
-        }
-        E::Or(a, b)
-        | E::And(a, b)
-        | E::Equal(a, b)
-        | E::SameTerm(a, b)
-        | E::Greater(a, b)
-        | E::GreaterOrEqual(a, b)
-        | E::Less(a, b)
-        | E::LessOrEqual(a, b)
-        | E::Add(a, b)
-        | E::Subtract(a, b)
-        | E::Multiply(a, b)
-        | E::Divide(a, b) => {
-            expression_variables(a, out)?;
-            expression_variables(b, out)?;
-        }
-        E::UnaryPlus(a) | E::UnaryMinus(a) | E::Not(a) => expression_variables(a, out)?,
-        E::In(a, list) => {
-            expression_variables(a, out)?;
-            for e in list {
-                expression_variables(e, out)?;
-            }
-        }
-        E::If(a, b, c) => {
-            expression_variables(a, out)?;
-            expression_variables(b, out)?;
-            expression_variables(c, out)?;
-        }
-        E::Coalesce(list) => {
-            for e in list {
-                expression_variables(e, out)?;
-            }
-        }
-        E::FunctionCall(function, args) => {
-            if matches!(
-                function,
-                Function::Rand | Function::BNode | Function::Uuid | Function::StrUuid
-            ) {
-                return None;
-            }
-            for e in args {
-                expression_variables(e, out)?;
-            }
-        }
-        E::Exists(_) => return None,
-    }
-    Some(())
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! server returns. The counters are shared with the running operators, so a
 //! snapshot can be taken at any time, during or after the query.
 
-use crate::exec::Operator;
+use super::Operator;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};

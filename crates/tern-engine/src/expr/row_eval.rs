@@ -2,9 +2,9 @@
 //! calls the term-level evaluator in [`crate::expr`], and turns results back
 //! into IDs.
 
+use super::{expression_variables, Scope};
 use crate::context::QueryContext;
-use crate::exists::Scope;
-use crate::{expr, plan, EngineError};
+use crate::{expr, EngineError};
 use oxrdf::{Term, Variable};
 use spargebra::algebra::Expression;
 use std::cell::RefCell;
@@ -72,7 +72,7 @@ impl RowEvaluator {
         let exists = |pattern: &spargebra::algebra::GraphPattern,
                       _: &dyn Fn(&Variable) -> Option<Term>|
          -> bool {
-            match plan::exists(&self.ctx, pattern, &self.scope, &self.variables, row) {
+            match self.scope.exists(&self.ctx, pattern, &self.variables, row) {
                 Ok(found) => found,
                 Err(e) => {
                     failure.borrow_mut().get_or_insert(e);
@@ -135,7 +135,7 @@ impl MemoizedEvaluator {
         scope: Arc<Scope>,
     ) -> MemoizedEvaluator {
         let mut read = rustc_hash::FxHashSet::default();
-        let column = match crate::exists::expression_variables(&expression, &mut read) {
+        let column = match expression_variables(&expression, &mut read) {
             Some(()) if read.len() == 1 => read
                 .iter()
                 .next()

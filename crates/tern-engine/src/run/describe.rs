@@ -1,8 +1,8 @@
 //! DESCRIBE: the concise bounded description of every resource the query
 //! returns: its triples as subject, following blank node objects.
 
+use super::solution_stream::SolutionStream;
 use crate::context::QueryContext;
-use crate::stream::SolutionStream;
 use crate::EngineError;
 use oxrdf::{NamedOrBlankNode, Term, Triple};
 use rustc_hash::FxHashSet;

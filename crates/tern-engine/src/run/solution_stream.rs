@@ -1,15 +1,17 @@
-//! The lazy results of a started query, and how they are suspended.
+//! The lazy solutions of a started SELECT (or ASK), time-sliced, and how
+//! they are suspended or parked between pages.
 
-use crate::construct::Construct;
-use crate::context::QueryContext;
-use crate::exec::BoxedOperator;
-use crate::suspend::{bad_state, OperatorState, Stash, StashSize};
-use crate::{CancelFlag, EngineError, SolutionRow};
-use oxrdf::{Term, TermRef, Triple, Variable};
+use super::row_batch::{RowBatch, Rows};
+use super::SolutionRow;
+use crate::context::{CancelFlag, QueryContext};
+use crate::exec::{BoxedOperator, Operator, BATCH_ROWS};
+use crate::expr::is_blank_variable;
+use crate::suspend::{SavedQuery, Stash, StashSize};
+use crate::EngineError;
+use oxrdf::Variable;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tern_index::TermRefs;
 
 /// Rows gathered into one [`RowBatch`] from full batches of the operators.
 const GATHER_ROWS: usize = 16 * 1024;
@@ -50,7 +52,7 @@ impl SolutionStream {
             .variables()
             .iter()
             .enumerate()
-            .filter(|(_, v)| !crate::plan::is_blank_variable(v))
+            .filter(|(_, v)| !is_blank_variable(v))
             .map(|(i, _)| i)
             .collect();
         SolutionStream {
@@ -170,61 +172,12 @@ impl StashSize for ParkedStream {
     /// inputs hold the batch they are reading), and the largest
     /// materialized state an operator reported (a hash table, sorted rows).
     fn stash_bytes(&self) -> usize {
-        fn operators(op: &dyn crate::exec::Operator) -> usize {
+        fn operators(op: &dyn Operator) -> usize {
             1 + op.children().into_iter().map(operators).sum::<usize>()
         }
         let width = self.0.root.variables().len().max(1);
-        let batches = operators(self.0.root.as_ref()) * crate::exec::BATCH_ROWS * width * 8;
+        let batches = operators(self.0.root.as_ref()) * BATCH_ROWS * width * 8;
         batches + self.0.ctx.largest_state() as usize
-    }
-}
-
-/// A slice of a [`RowBatch`] with its terms decoded into one buffer per
-/// column: how large results are written out without making a `Term`, and
-/// its strings, per value.
-pub struct TermBatch(Terms);
-
-enum Terms {
-    Borrowed {
-        columns: Vec<TermRefs>,
-        /// Terms the query made itself (its local vocabulary), which the
-        /// index does not know: per column, by row.
-        local: Vec<Vec<(usize, Term)>>,
-        len: usize,
-    },
-    /// Rows decoded before.
-    Owned(Vec<SolutionRow>),
-}
-
-impl TermBatch {
-    pub fn len(&self) -> usize {
-        match &self.0 {
-            Terms::Borrowed { len, .. } => *len,
-            Terms::Owned(rows) => rows.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The terms of row `i`, into `out` (cleared first).
-    pub fn row<'a>(&'a self, i: usize, out: &mut Vec<Option<TermRef<'a>>>) {
-        out.clear();
-        match &self.0 {
-            Terms::Borrowed { columns, local, .. } => {
-                for (column, made) in columns.iter().zip(local) {
-                    out.push(match column.get(i) {
-                        Some(term) => Some(term),
-                        None => made
-                            .binary_search_by_key(&i, |(row, _)| *row)
-                            .ok()
-                            .map(|k| made[k].1.as_ref()),
-                    });
-                }
-            }
-            Terms::Owned(rows) => out.extend(rows[i].iter().map(|t| t.as_ref().map(Term::as_ref))),
-        }
     }
 }
 
@@ -274,7 +227,7 @@ impl SolutionStream {
                         }
                     }
                     len += batch.len;
-                    let slow = batch.len < crate::exec::BATCH_ROWS;
+                    let slow = batch.len < BATCH_ROWS;
                     if slow || until.is_some_and(|u| Instant::now() >= u) {
                         break;
                     }
@@ -287,66 +240,6 @@ impl SolutionStream {
                 len,
                 ctx: Arc::clone(&self.ctx),
             })
-        }))
-    }
-}
-
-/// A batch of solutions still as IDs. A writer decodes the slice of rows it
-/// is about to write ([`decode`](Self::decode)): decoding terms is most of
-/// the cost of exporting a large result, and done slice by slice it is
-/// spread over the cores that write, and is still in their caches when they
-/// write.
-pub struct RowBatch(Rows);
-
-enum Rows {
-    Ids {
-        /// The shown columns.
-        columns: Vec<Vec<tern_index::Id>>,
-        len: usize,
-        ctx: Arc<QueryContext>,
-    },
-    /// Rows decoded before (by [`SolutionStream::next_in_turn`]).
-    Owned(Vec<SolutionRow>),
-}
-
-impl RowBatch {
-    pub fn len(&self) -> usize {
-        match &self.0 {
-            Rows::Ids { len, .. } => *len,
-            Rows::Owned(rows) => rows.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The terms of rows `rows` (row 0 of the result is row `rows.start` of
-    /// this batch).
-    pub fn decode(&self, rows: std::ops::Range<usize>) -> Result<TermBatch, EngineError> {
-        let (columns, ctx) = match &self.0 {
-            Rows::Ids { columns, ctx, .. } => (columns, ctx),
-            Rows::Owned(owned) => return Ok(TermBatch(Terms::Owned(owned[rows].to_vec()))),
-        };
-        let mut refs = Vec::with_capacity(columns.len());
-        let mut local = Vec::with_capacity(columns.len());
-        for column in columns {
-            let ids = &column[rows.clone()];
-            refs.push(ctx.index.term_refs(ids)?);
-            let mut made = Vec::new();
-            for (row, id) in ids.iter().enumerate() {
-                if id.tag() == tern_index::Tag::LocalVocab {
-                    if let Some(term) = ctx.term(*id)? {
-                        made.push((row, term));
-                    }
-                }
-            }
-            local.push(made);
-        }
-        Ok(TermBatch(Terms::Borrowed {
-            columns: refs,
-            local,
-            len: rows.len(),
         }))
     }
 }
@@ -385,158 +278,5 @@ impl Iterator for SolutionStream {
             Polled::Ready(row) => Some(row),
             Polled::End | Polled::Pending => None,
         }
-    }
-}
-
-/// The triples of CONSTRUCT and DESCRIBE.
-pub struct TripleStream(pub(crate) TripleSource);
-
-pub(crate) enum TripleSource {
-    Construct(Box<Construct>),
-    /// DESCRIBE's descriptions, computed when the query starts.
-    Described(std::vec::IntoIter<Triple>),
-}
-
-impl TripleStream {
-    /// The next triple, unless the turn ends at `until` first.
-    pub fn next_in_turn(&mut self, until: Option<Instant>) -> Polled<Triple> {
-        match &mut self.0 {
-            TripleSource::Construct(c) => c.next_in_turn(until),
-            TripleSource::Described(triples) => match triples.next() {
-                Some(t) => Polled::Ready(Ok(t)),
-                None => Polled::End,
-            },
-        }
-    }
-}
-
-impl Iterator for TripleStream {
-    type Item = Result<Triple, EngineError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        match self.next_in_turn(None) {
-            Polled::Ready(t) => Some(t),
-            Polled::End | Polled::Pending => None,
-        }
-    }
-}
-
-impl TripleStream {
-    /// Stops here: the triples already made (they belong to this page) and
-    /// the saved state.
-    pub fn suspend(self, stash: &Stash) -> Result<(Vec<Triple>, SavedQuery), EngineError> {
-        match self.0 {
-            TripleSource::Construct(construct) => construct.suspend(stash),
-            TripleSource::Described(triples) => {
-                let plan = OperatorState::stashed(stash.put(triples));
-                let saved = SavedQuery {
-                    done: false,
-                    plan,
-                    context: OperatorState::default(),
-                    construct: None,
-                };
-                Ok((Vec::new(), saved))
-            }
-        }
-    }
-}
-
-/// Where a suspended query stopped: the state of its operators, of its
-/// query context and, for CONSTRUCT, of the template.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SavedQuery {
-    /// The operators had produced everything.
-    pub done: bool,
-    pub plan: OperatorState,
-    pub context: OperatorState,
-    pub construct: Option<OperatorState>,
-}
-
-const SAVED_QUERY_VERSION: u8 = 1;
-
-impl SavedQuery {
-    /// Whether resuming needs materialized state from the stash of the
-    /// process that suspended the query (otherwise any process with the same
-    /// index can resume it).
-    pub fn uses_stash(&self) -> bool {
-        !self.stash_handles().is_empty()
-    }
-
-    /// The state of a query only its parked operators (stash entry
-    /// `handle`) can continue: it held materialized state when suspended.
-    fn parked(handle: u64) -> SavedQuery {
-        SavedQuery {
-            done: false,
-            plan: OperatorState::stashed(handle),
-            context: OperatorState::default(),
-            construct: None,
-        }
-    }
-
-    /// Whether this is [`SavedQuery::parked`] for stash entry `handle`.
-    pub fn is_parked(&self, handle: u64) -> bool {
-        self.plan.stashed == Some(handle) && self.plan.children.is_empty()
-    }
-
-    /// The stash entries the saved state refers to.
-    pub fn stash_handles(&self) -> Vec<u64> {
-        fn collect(state: &OperatorState, out: &mut Vec<u64>) {
-            out.extend(state.stashed);
-            state.children.iter().for_each(|c| collect(c, out));
-        }
-        let mut out = Vec::new();
-        collect(&self.plan, &mut out);
-        collect(&self.context, &mut out);
-        if let Some(construct) = &self.construct {
-            collect(construct, &mut out);
-        }
-        out
-    }
-
-    /// Compact bytes: a version byte, then the states.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = vec![SAVED_QUERY_VERSION, u8::from(self.done)];
-        self.plan.encode(&mut out);
-        self.context.encode(&mut out);
-        match &self.construct {
-            None => out.push(0),
-            Some(state) => {
-                out.push(1);
-                state.encode(&mut out);
-            }
-        }
-        out
-    }
-
-    pub fn from_bytes(bytes: &[u8]) -> Result<SavedQuery, EngineError> {
-        let [version, done, rest @ ..] = bytes else {
-            return Err(bad_state("truncated"));
-        };
-        if *version != SAVED_QUERY_VERSION {
-            return Err(bad_state(format!("saved by format version {version}")));
-        }
-        let mut rest = rest;
-        let plan = OperatorState::decode(&mut rest)?;
-        let context = OperatorState::decode(&mut rest)?;
-        let construct = match rest.split_first() {
-            Some((0, tail)) => {
-                rest = tail;
-                None
-            }
-            Some((1, tail)) => {
-                rest = tail;
-                Some(OperatorState::decode(&mut rest)?)
-            }
-            _ => return Err(bad_state("bad CONSTRUCT state")),
-        };
-        if !rest.is_empty() {
-            return Err(bad_state("trailing bytes"));
-        }
-        Ok(SavedQuery {
-            done: *done == 1,
-            plan,
-            context,
-            construct,
-        })
     }
 }

@@ -9,7 +9,7 @@
 //! (truncated to 128 bits) so clients cannot forge positions, and versioned.
 //! Text is URL-safe base64; the payload is LZ4-compressed when that helps.
 
-use crate::stream::SavedQuery;
+use super::SavedQuery;
 use base64::Engine as _;
 use hmac::{KeyInit, Mac};
 use thiserror::Error;

@@ -1,8 +1,10 @@
-//! Per-query state shared by all operators: the index, the terms the query
-//! made up (local vocabulary), the dataset, and the limits that stop a query.
+//! The [`QueryContext`]: the index, the terms the query made up (local
+//! vocabulary), the dataset, the clock of time-sliced turns and the limits
+//! that stop a query.
 
+use super::{CancelFlag, Limits};
 use crate::suspend::{bad_state, OperatorState, Stash};
-use crate::{CancelFlag, EngineError, OptionalJoins};
+use crate::EngineError;
 use oxrdf::Term;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -30,15 +32,6 @@ pub enum GraphSet {
     Only(Vec<Id>),
 }
 
-/// What stops a query: a deadline, a memory budget and a cancellation flag.
-#[derive(Debug, Clone, Default)]
-pub struct Limits {
-    pub timeout: Option<Duration>,
-    pub memory_budget: Option<u64>,
-    pub cancel: CancelFlag,
-    pub optional_joins: OptionalJoins,
-}
-
 const NO_TURN: u64 = u64::MAX;
 const NO_TIMEOUT: u64 = u64::MAX;
 
@@ -55,7 +48,6 @@ pub struct QueryContext {
     pub named_graphs: GraphSet,
     started: Instant,
     memory_budget: Option<u64>,
-    optional_joins: OptionalJoins,
     /// The flag of the request the query runs for now: a query kept running
     /// between pages (see [`rearm`](Self::rearm)) serves one request per page.
     cancel: Mutex<CancelFlag>,
@@ -88,7 +80,6 @@ impl QueryContext {
             timeout,
             memory_budget,
             cancel,
-            optional_joins,
         } = limits;
         QueryContext {
             index,
@@ -97,7 +88,6 @@ impl QueryContext {
             named_graphs,
             started: Instant::now(),
             memory_budget,
-            optional_joins,
             cancel: Mutex::new(cancel),
             timeout_from: AtomicU64::new(0),
             largest_state: AtomicU64::new(0),
@@ -190,11 +180,6 @@ impl QueryContext {
     pub fn turn_over(&self) -> bool {
         let ends = self.turn_ends.load(Ordering::Relaxed);
         ends != NO_TURN && self.started.elapsed().as_nanos() >= u128::from(ends)
-    }
-
-    /// How the planner evaluates OPTIONAL.
-    pub fn optional_joins(&self) -> OptionalJoins {
-        self.optional_joins
     }
 
     /// Fails cleanly when materialized state of `bytes` exceeds the budget.

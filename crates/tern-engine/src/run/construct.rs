@@ -1,8 +1,8 @@
 //! CONSTRUCT: instantiates the template once per solution, dropping triples
 //! with unbound or ill-placed terms and duplicates.
 
-use crate::stream::{Polled, SavedQuery, SolutionStream};
-use crate::suspend::{OperatorState, Stash};
+use super::solution_stream::{Polled, SolutionStream};
+use crate::suspend::{OperatorState, SavedQuery, Stash};
 use crate::EngineError;
 use oxrdf::{BlankNode, NamedOrBlankNode, Term, Triple, Variable};
 use rustc_hash::{FxHashMap, FxHashSet};

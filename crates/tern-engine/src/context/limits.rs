@@ -1,0 +1,29 @@
+//! What stops a query: a deadline, a memory budget and a cancellation flag
+//! that another thread can raise.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What stops a query: a deadline, a memory budget and a cancellation flag.
+#[derive(Debug, Clone, Default)]
+pub struct Limits {
+    pub timeout: Option<Duration>,
+    pub memory_budget: Option<u64>,
+    pub cancel: CancelFlag,
+}
+
+/// Stops a running query from another thread (a client went away, an
+/// operator pressed stop). Operators look at it once per batch.
+#[derive(Debug, Clone, Default)]
+pub struct CancelFlag(Arc<AtomicBool>);
+
+impl CancelFlag {
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,12 @@
+//! What every part of a running query shares: the [`QueryContext`] (index,
+//! dataset, local vocabulary, turn clock, limits) that the planner, the
+//! operators and the expression evaluator all read.
+//!
+//! Uses only the preemption contract (`suspend`), to save and restore the
+//! query's `NOW()` and local vocabulary.
+
+mod limits;
+mod query_context;
+
+pub use limits::{CancelFlag, Limits};
+pub use query_context::{GraphSet, QueryContext};

@@ -1,0 +1,118 @@
+//! [`Batch`]: the unit operators exchange, one column of IDs per variable;
+//! and helpers that spread per-row work over the cores.
+
+use super::rows::Solution;
+use crate::suspend::StashSize;
+use crate::EngineError;
+use tern_index::Id;
+
+/// Rows per batch produced by operators that build batches themselves.
+pub const BATCH_ROWS: usize = 4096;
+
+/// A batch of solutions: one column of IDs per variable of the producing
+/// operator's schema; [`Id::UNDEFINED`] where a variable is unbound.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Batch {
+    pub columns: Vec<Vec<Id>>,
+    pub len: usize,
+}
+
+impl Batch {
+    pub fn with_columns(width: usize) -> Batch {
+        Batch {
+            columns: vec![Vec::new(); width],
+            len: 0,
+        }
+    }
+
+    /// Adds the merge of two compatible rows (see [`Solution::merge`](Solution::merge))
+    /// without building it first.
+    pub fn push_merged(
+        &mut self,
+        left: &[Id],
+        right: &[Id],
+        sources: &[(Option<usize>, Option<usize>)],
+    ) {
+        for (column, &source) in self.columns.iter_mut().zip(sources) {
+            column.push(Solution::merged(left, right, source));
+        }
+        self.len += 1;
+    }
+
+    pub fn push_row(&mut self, row: &[Id]) {
+        for (column, &id) in self.columns.iter_mut().zip(row) {
+            column.push(id);
+        }
+        self.len += 1;
+    }
+
+    pub fn row(&self, i: usize) -> Vec<Id> {
+        self.columns.iter().map(|c| c[i]).collect()
+    }
+
+    /// The rows for which `keep` says true, in order (for FILTER, DISTINCT,
+    /// MINUS).
+    pub fn retain_rows(
+        &self,
+        mut keep: impl FnMut(&[Id]) -> Result<bool, EngineError>,
+    ) -> Result<Batch, EngineError> {
+        let mut out = Batch::with_columns(self.columns.len());
+        for i in 0..self.len {
+            let row = self.row(i);
+            if keep(&row)? {
+                out.push_row(&row);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl StashSize for Batch {
+    fn stash_bytes(&self) -> usize {
+        self.columns.iter().map(|c| c.capacity() * 8).sum()
+    }
+}
+
+/// Below this many rows, per-row work stays on the calling thread: handing
+/// it to other cores costs more than it saves.
+const PARALLEL_MIN_ROWS: usize = 512;
+
+/// `f` of every row of a batch, in row order, computed on all cores for
+/// large batches (FILTER conditions, BIND values).
+pub fn map_rows<T: Send>(
+    batch: &Batch,
+    f: impl Fn(&[Id]) -> Result<T, EngineError> + Sync + Send,
+) -> Result<Vec<T>, EngineError> {
+    map_indexes(batch.len, |i| f(&batch.row(i)))
+}
+
+/// `f` of every index below `len`, in order, on all cores when `len` is large.
+pub fn map_indexes<T: Send>(
+    len: usize,
+    f: impl Fn(usize) -> Result<T, EngineError> + Sync + Send,
+) -> Result<Vec<T>, EngineError> {
+    use rayon::prelude::*;
+    if len < PARALLEL_MIN_ROWS {
+        return (0..len).map(f).collect();
+    }
+    (0..len)
+        .into_par_iter()
+        .with_min_len(PARALLEL_MIN_ROWS / 2)
+        .map(f)
+        .collect()
+}
+
+/// The next batch of a materialized result, `None` when it is used up.
+pub fn next_chunk(rows: &mut std::vec::IntoIter<Vec<Id>>, width: usize) -> Option<Batch> {
+    let chunk: Vec<Vec<Id>> = rows.by_ref().take(BATCH_ROWS).collect();
+    (!chunk.is_empty()).then(|| batch_of(&chunk, width))
+}
+
+/// Cuts rows into batches for output.
+pub fn batch_of(rows: &[Vec<Id>], width: usize) -> Batch {
+    let mut batch = Batch::with_columns(width);
+    for row in rows {
+        batch.push_row(row);
+    }
+    batch
+}

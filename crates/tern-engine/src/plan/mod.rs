@@ -1,0 +1,31 @@
+//! Planning: from `spargebra`'s algebra to a tree of physical operators.
+//!
+//! - `planner`: the [`Planner`], one operator per algebra node;
+//! - `bgp`: basic graph patterns, resolved, estimated and joined in the
+//!   order `join_order` picks (exact row counts per pattern from the index,
+//!   distinct values per variable from the predicate statistics; dynamic
+//!   programming over join trees for small patterns, greedy beyond);
+//! - `filter`, `exists`: FILTER, with (NOT) EXISTS as semi (anti) joins
+//!   where that is exact; `exists_per_row` plans the pattern per solution
+//!   elsewhere; `value_range`: comparisons with constants as scan ranges;
+//!   `equality_join`: `FILTER(?a = ?b)` as a join;
+//! - `optional`, `correlated`: OPTIONAL as one left join or per left row;
+//! - `per_graph`: `GRAPH ?g` planned once per named graph where needed.
+//!
+//! Uses the operators (`exec`), expressions (`expr`) and the query context;
+//! the query runtime (`run`) uses it.
+
+mod bgp;
+mod correlated;
+mod equality_join;
+mod exists;
+mod exists_per_row;
+mod filter;
+mod join_order;
+mod optional;
+mod per_graph;
+mod planner;
+mod value_range;
+
+pub use optional::OptionalJoins;
+pub use planner::{GraphContext, Planner};

@@ -1,0 +1,299 @@
+//! The [`Planner`]: walks `spargebra`'s algebra and makes one operator per
+//! node; basic graph patterns, OPTIONAL, FILTER, equality joins and
+//! per-graph GRAPH are planned in the files beside this one.
+
+use super::bgp::{position, scope_of};
+use super::exists_per_row::ExistsPerRow;
+use super::optional::OptionalJoins;
+use super::per_graph::{self, PER_GRAPH_LIMIT};
+use super::{correlated, value_range};
+use crate::context::QueryContext;
+use crate::exec::{
+    BoxedOperator, Distinct, Extend, Group, HashJoin, Measured, Minus, OrderBy, PathScan, Project,
+    Slice, Union, Values,
+};
+use crate::expr::Scope;
+use crate::EngineError;
+use oxrdf::{Term, Variable};
+use spargebra::algebra::GraphPattern;
+use spargebra::term::{GroundTerm, NamedNodePattern};
+use std::sync::Arc;
+use tern_index::Id;
+
+/// The graph a pattern is evaluated in.
+#[derive(Debug, Clone)]
+pub enum GraphContext {
+    Default,
+    Named(Id),
+    Variable(Variable),
+}
+
+pub struct Planner {
+    pub(super) ctx: Arc<QueryContext>,
+    /// Values substituted for variables (the solution an EXISTS pattern is
+    /// evaluated for, SPARQL 1.1 §18.6): such a variable is a constant in
+    /// the pattern, in its expressions and in its GRAPH clauses.
+    pub(super) bound: Arc<[(Variable, Id)]>,
+    pub(super) optional_joins: OptionalJoins,
+}
+
+impl Planner {
+    pub fn new(ctx: Arc<QueryContext>, optional_joins: OptionalJoins) -> Planner {
+        Planner {
+            ctx,
+            bound: Arc::new([]),
+            optional_joins,
+        }
+    }
+
+    /// A planner like this one with `bound` substituted instead.
+    pub(super) fn with_bound(&self, bound: Arc<[(Variable, Id)]>) -> Planner {
+        Planner {
+            ctx: self.ctx.clone(),
+            bound,
+            optional_joins: self.optional_joins,
+        }
+    }
+
+    pub(super) fn bound_value(&self, variable: &Variable) -> Option<Id> {
+        self.bound
+            .iter()
+            .find_map(|(v, id)| (v == variable).then_some(*id))
+    }
+
+    /// What expressions planned in `graph` need for their EXISTS.
+    pub(super) fn scope(&self, graph: &GraphContext) -> Arc<Scope> {
+        Arc::new(Scope {
+            bound: self.bound.clone(),
+            patterns: Arc::new(ExistsPerRow {
+                graph: graph.clone(),
+                optional_joins: self.optional_joins,
+            }),
+        })
+    }
+
+    /// The operator tree of a pattern, every operator measured for EXPLAIN.
+    pub fn plan(
+        &self,
+        pattern: &GraphPattern,
+        graph: &GraphContext,
+    ) -> Result<BoxedOperator, EngineError> {
+        let substituted;
+        let graph = match graph {
+            GraphContext::Variable(v) => match self.bound_value(v) {
+                Some(id) => {
+                    substituted = GraphContext::Named(id);
+                    &substituted
+                }
+                None => graph,
+            },
+            _ => graph,
+        };
+        match pattern {
+            // Measures its scans and joins itself.
+            GraphPattern::Bgp { patterns } => self.plan_bgp(patterns, graph),
+            // A GRAPH clause is no operator of its own.
+            GraphPattern::Graph { .. } => self.plan_operator(pattern, graph),
+            _ => Ok(Box::new(Measured::new(
+                self.plan_operator(pattern, graph)?,
+                None,
+            ))),
+        }
+    }
+
+    fn plan_operator(
+        &self,
+        pattern: &GraphPattern,
+        graph: &GraphContext,
+    ) -> Result<BoxedOperator, EngineError> {
+        let ctx = &self.ctx;
+        Ok(match pattern {
+            GraphPattern::Bgp { patterns } => self.plan_bgp(patterns, graph)?,
+            GraphPattern::Path {
+                subject,
+                path,
+                object,
+            } => {
+                // A zero-length path matches a constant end to itself even when
+                // no triple mentions it, so constants unknown to the index get a
+                // query-local ID instead of ending the pattern.
+                let s = self.resolve_path_end(subject)?;
+                let o = self.resolve_path_end(object)?;
+                let mut variables = Vec::new();
+                let (Some(s), Some(o)) =
+                    (position(&s, &mut variables), position(&o, &mut variables))
+                else {
+                    return Ok(Box::new(Values::empty(variables)));
+                };
+                let Some(scope) = scope_of(graph, &mut variables) else {
+                    return Ok(Box::new(Values::empty(variables)));
+                };
+                Box::new(PathScan::new(
+                    ctx.clone(),
+                    variables,
+                    s,
+                    path.clone(),
+                    o,
+                    scope,
+                ))
+            }
+            GraphPattern::Join { left, right } => {
+                let (left, right) = (self.plan(left, graph)?, self.plan(right, graph)?);
+                // The side estimated smaller is built.
+                match (left.estimated_rows(), right.estimated_rows()) {
+                    (Some(l), Some(r)) if l < r => {
+                        Box::new(HashJoin::new(ctx.clone(), right, left))
+                    }
+                    _ => Box::new(HashJoin::new(ctx.clone(), left, right)),
+                }
+            }
+            GraphPattern::LeftJoin {
+                left,
+                right,
+                expression,
+            } => self.plan_optional(self.plan(left, graph)?, right, expression, graph)?,
+            GraphPattern::Filter { expr, inner } => {
+                if let GraphPattern::Bgp { patterns } = inner.as_ref() {
+                    if let Some(joined) = self.plan_equality_join(expr, patterns, graph)? {
+                        return Ok(joined);
+                    }
+                    let ranges = value_range::from_filter(expr, ctx)?;
+                    if !ranges.is_empty() {
+                        let narrowed = self.plan_ranged_bgp(patterns, graph, &ranges)?;
+                        return self.plan_filter(expr, narrowed, graph);
+                    }
+                }
+                match correlated::filter_below_optional(expr, inner) {
+                    Some(moved) => self.plan_operator(&moved, graph)?,
+                    None => self.plan_filter(expr, self.plan(inner, graph)?, graph)?,
+                }
+            }
+            GraphPattern::Union { left, right } => Box::new(Union::new(
+                self.plan(left, graph)?,
+                self.plan(right, graph)?,
+            )),
+            GraphPattern::Graph { name, inner } => {
+                let inner_graph = match name {
+                    NamedNodePattern::NamedNode(n) => match ctx.lookup(&n.clone().into())? {
+                        Some(id) => GraphContext::Named(id),
+                        None => return Ok(Box::new(Values::empty(Vec::new()))),
+                    },
+                    NamedNodePattern::Variable(v) => match self.bound_value(v) {
+                        Some(id) => GraphContext::Named(id),
+                        None if per_graph::needed(inner, v)
+                            && ctx.named_graph_count() <= PER_GRAPH_LIMIT =>
+                        {
+                            return self.plan_per_graph(inner, v);
+                        }
+                        None => GraphContext::Variable(v.clone()),
+                    },
+                };
+                self.plan(inner, &inner_graph)?
+            }
+            GraphPattern::Extend {
+                inner,
+                variable,
+                expression,
+            } => Box::new(Extend::new(
+                ctx.clone(),
+                self.plan(inner, graph)?,
+                variable.clone(),
+                expression.clone(),
+                self.scope(graph),
+            )),
+            GraphPattern::Minus { left, right } => Box::new(Minus::new(
+                ctx.clone(),
+                self.plan(left, graph)?,
+                self.plan(right, graph)?,
+            )),
+            GraphPattern::Values {
+                variables,
+                bindings,
+            } => {
+                let substituted: Vec<Option<Id>> =
+                    variables.iter().map(|v| self.bound_value(v)).collect();
+                let mut rows = Vec::with_capacity(bindings.len());
+                'rows: for binding in bindings {
+                    let mut row = Vec::with_capacity(variables.len());
+                    for (value, substituted) in binding.iter().zip(&substituted) {
+                        let id = match value {
+                            None => Id::UNDEFINED,
+                            Some(term) => ctx.intern(&ground_term(term)?)?,
+                        };
+                        // A substituted variable keeps the rows that agree
+                        // with its value, as a join with it would.
+                        row.push(match substituted {
+                            Some(s) if id != Id::UNDEFINED && id != *s => continue 'rows,
+                            Some(s) => *s,
+                            None => id,
+                        });
+                    }
+                    rows.push(row);
+                }
+                Box::new(Values::new(variables.clone(), rows))
+            }
+            GraphPattern::OrderBy { inner, expression } => Box::new(OrderBy::new(
+                ctx.clone(),
+                self.plan(inner, graph)?,
+                expression.clone(),
+                self.scope(graph),
+            )),
+            GraphPattern::Project { inner, variables } => {
+                // Inside a subquery, only the variables it projects are the
+                // outer ones (as in the reference evaluator).
+                let inner_planner = self.with_bound(
+                    self.bound
+                        .iter()
+                        .filter(|(v, _)| variables.contains(v))
+                        .cloned()
+                        .collect(),
+                );
+                Box::new(Project::new(
+                    inner_planner.plan(inner, graph)?,
+                    variables.clone(),
+                ))
+            }
+            GraphPattern::Distinct { inner } | GraphPattern::Reduced { inner } => {
+                Box::new(Distinct::new(ctx.clone(), self.plan(inner, graph)?))
+            }
+            GraphPattern::Slice {
+                inner,
+                start,
+                length,
+            } => {
+                let mut input = self.plan(inner, graph)?;
+                if let Some(length) = length {
+                    input.first_rows_only(start.saturating_add(*length));
+                }
+                Box::new(Slice::new(input, *start, *length))
+            }
+            GraphPattern::Group {
+                inner,
+                variables,
+                aggregates,
+            } => Box::new(Group::new(
+                ctx.clone(),
+                self.plan(inner, graph)?,
+                variables.clone(),
+                aggregates.clone(),
+                self.scope(graph),
+            )),
+            GraphPattern::Service { name, .. } => {
+                return Err(EngineError::Unsupported(format!(
+                    "SERVICE {name} (federated queries)"
+                )))
+            }
+            #[allow(unreachable_patterns)]
+            other => return Err(EngineError::Unsupported(format!("graph pattern {other}"))),
+        })
+    }
+}
+
+pub fn ground_term(term: &GroundTerm) -> Result<Term, EngineError> {
+    match term {
+        GroundTerm::NamedNode(n) => Ok(n.clone().into()),
+        GroundTerm::Literal(l) => Ok(l.clone().into()),
+        #[allow(unreachable_patterns)]
+        other => Err(EngineError::Unsupported(format!("term {other}"))),
+    }
+}

@@ -1,0 +1,24 @@
+//! Running queries: the [`Engine`] parses a query (`spargebra`, cached),
+//! builds its [`QueryContext`](crate::context::QueryContext), has the
+//! planner make its operator tree and hands back its results as streams:
+//! solutions in ID batches decoded by whoever writes them, and the triples
+//! of CONSTRUCT and DESCRIBE. Suspending and resuming a query as a whole
+//! happens here too, on top of the operators' own saved state.
+//!
+//! Uses the planner (`plan`), the operators (`exec`) and the preemption
+//! contract (`suspend`); nothing below uses it.
+
+mod construct;
+mod describe;
+mod engine;
+mod parsed;
+mod results;
+mod row_batch;
+mod solution_stream;
+mod triple_stream;
+
+pub use engine::{Engine, EngineOptions, Execution, QueryRequest, Timings};
+pub use results::{QueryOutcome, SolutionRow};
+pub use row_batch::{RowBatch, TermBatch};
+pub use solution_stream::{Polled, SolutionStream};
+pub use triple_stream::TripleStream;

@@ -1,0 +1,106 @@
+//! Where a suspended query stopped, as one value: the state of its
+//! operators, of its query context and, for CONSTRUCT, of its template; and
+//! the compact bytes a continuation token carries.
+
+use super::{bad_state, OperatorState};
+use crate::EngineError;
+
+/// Where a suspended query stopped: the state of its operators, of its
+/// query context and, for CONSTRUCT, of the template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedQuery {
+    /// The operators had produced everything.
+    pub done: bool,
+    pub plan: OperatorState,
+    pub context: OperatorState,
+    pub construct: Option<OperatorState>,
+}
+
+const SAVED_QUERY_VERSION: u8 = 1;
+
+impl SavedQuery {
+    /// Whether resuming needs materialized state from the stash of the
+    /// process that suspended the query (otherwise any process with the same
+    /// index can resume it).
+    pub fn uses_stash(&self) -> bool {
+        !self.stash_handles().is_empty()
+    }
+
+    /// The state of a query only its parked operators (stash entry
+    /// `handle`) can continue: it held materialized state when suspended.
+    pub(crate) fn parked(handle: u64) -> SavedQuery {
+        SavedQuery {
+            done: false,
+            plan: OperatorState::stashed(handle),
+            context: OperatorState::default(),
+            construct: None,
+        }
+    }
+
+    /// Whether this is [`SavedQuery::parked`] for stash entry `handle`.
+    pub fn is_parked(&self, handle: u64) -> bool {
+        self.plan.stashed == Some(handle) && self.plan.children.is_empty()
+    }
+
+    /// The stash entries the saved state refers to.
+    pub fn stash_handles(&self) -> Vec<u64> {
+        fn collect(state: &OperatorState, out: &mut Vec<u64>) {
+            out.extend(state.stashed);
+            state.children.iter().for_each(|c| collect(c, out));
+        }
+        let mut out = Vec::new();
+        collect(&self.plan, &mut out);
+        collect(&self.context, &mut out);
+        if let Some(construct) = &self.construct {
+            collect(construct, &mut out);
+        }
+        out
+    }
+
+    /// Compact bytes: a version byte, then the states.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![SAVED_QUERY_VERSION, u8::from(self.done)];
+        self.plan.encode(&mut out);
+        self.context.encode(&mut out);
+        match &self.construct {
+            None => out.push(0),
+            Some(state) => {
+                out.push(1);
+                state.encode(&mut out);
+            }
+        }
+        out
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Result<SavedQuery, EngineError> {
+        let [version, done, rest @ ..] = bytes else {
+            return Err(bad_state("truncated"));
+        };
+        if *version != SAVED_QUERY_VERSION {
+            return Err(bad_state(format!("saved by format version {version}")));
+        }
+        let mut rest = rest;
+        let plan = OperatorState::decode(&mut rest)?;
+        let context = OperatorState::decode(&mut rest)?;
+        let construct = match rest.split_first() {
+            Some((0, tail)) => {
+                rest = tail;
+                None
+            }
+            Some((1, tail)) => {
+                rest = tail;
+                Some(OperatorState::decode(&mut rest)?)
+            }
+            _ => return Err(bad_state("bad CONSTRUCT state")),
+        };
+        if !rest.is_empty() {
+            return Err(bad_state("trailing bytes"));
+        }
+        Ok(SavedQuery {
+            done: *done == 1,
+            plan,
+            context,
+            construct,
+        })
+    }
+}
