@@ -35,12 +35,17 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Load(args) => commands::load::run(args),
-        Command::Stats(args) => commands::stats::run(args),
-        Command::Query(args) => commands::query::run(args),
-        Command::Serve(args) => commands::serve::run(args),
-        Command::BenchQueries(args) => commands::bench_queries::run(args),
+    // Parsing, planning and running a query recurse on its structure; the
+    // engine bounds the depth, and these threads have the stack for it.
+    tern_engine::init_thread_pool();
+    let worker = std::thread::Builder::new()
+        .name("tern-main".into())
+        .stack_size(tern_engine::QUERY_STACK_BYTES)
+        .spawn(move || run(cli.command));
+    let result = match worker.map(|w| w.join()) {
+        Ok(Ok(result)) => result,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(e) => Err(anyhow::anyhow!("cannot start the main thread: {e}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -48,5 +53,15 @@ fn main() -> ExitCode {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn run(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Load(args) => commands::load::run(args),
+        Command::Stats(args) => commands::stats::run(args),
+        Command::Query(args) => commands::query::run(args),
+        Command::Serve(args) => commands::serve::run(args),
+        Command::BenchQueries(args) => commands::bench_queries::run(args),
     }
 }

@@ -5,6 +5,10 @@ use tern_index::IndexError;
 pub enum EngineError {
     #[error("{0}")]
     Parse(String),
+    /// Longer, deeper or costlier to parse than the engine's documented
+    /// limits (see `run::guard`).
+    #[error("{0}")]
+    TooComplex(String),
     #[error("not supported yet: {0}")]
     Unsupported(String),
     #[error("query timed out after {0:.1} s")]

@@ -31,6 +31,7 @@ pub use context::CancelFlag; // stops a running query from another thread
 pub use error::EngineError; // every failure of the engine
 pub use exec::{PlanProfile, Profile}; // runtime information per operator (EXPLAIN)
 pub use plan::OptionalJoins; // how OPTIONAL is evaluated (an engine option)
+pub use run::init_thread_pool; // sizes rayon's threads for queries
 pub use run::Engine; // parses, plans, starts and resumes queries
 pub use run::EngineOptions; // the engine's defaults: timeout, memory, default graph
 pub use run::Execution; // a started query: outcome, timings, profile
@@ -43,6 +44,8 @@ pub use run::SolutionStream; // the lazy solutions of a query
 pub use run::TermBatch; // a decoded slice of a RowBatch
 pub use run::Timings; // parse and plan times
 pub use run::TripleStream; // the lazy triples of CONSTRUCT and DESCRIBE
+pub use run::QUERY_STACK_BYTES; // the stack a thread that runs queries needs
+pub use run::{MAX_ALGEBRA_DEPTH, MAX_PARSE_WORK, MAX_QUERY_BYTES, MAX_TEXT_NESTING}; // query size limits
 pub use suspend::ContinuationToken; // a suspended query, sealed for a client
 pub use suspend::SavedQuery; // where a suspended query stopped
 pub use suspend::Stash; // materialized state of suspended queries, by handle

@@ -68,6 +68,7 @@ impl From<EngineError> for RequestError {
     fn from(e: EngineError) -> Self {
         match e {
             EngineError::Parse(msg) => RequestError::Syntax(msg),
+            EngineError::TooComplex(msg) => RequestError::BadRequest(msg),
             EngineError::Unsupported(_) => RequestError::NotImplemented(e.to_string()),
             EngineError::Timeout(_) => RequestError::Timeout(e.to_string()),
             EngineError::MemoryBudget { .. } => RequestError::ResourceLimit(e.to_string()),

@@ -185,6 +185,9 @@ impl Scheduler {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name(format!("tern-query-{i}"))
+                // Parsing, planning and running recurse on the query's
+                // structure, bounded by the engine's nesting limits.
+                .stack_size(tern_engine::QUERY_STACK_BYTES)
                 .spawn(move || worker(&shared))
                 .expect("spawn a query worker");
         }

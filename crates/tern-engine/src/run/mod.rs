@@ -11,6 +11,7 @@
 mod construct;
 mod describe;
 mod engine;
+mod guard;
 mod parsed;
 mod results;
 mod row_batch;
@@ -18,6 +19,10 @@ mod solution_stream;
 mod triple_stream;
 
 pub use engine::{Engine, EngineOptions, Execution, QueryRequest, Timings};
+pub use guard::{
+    init_thread_pool, MAX_ALGEBRA_DEPTH, MAX_PARSE_WORK, MAX_QUERY_BYTES, MAX_TEXT_NESTING,
+    QUERY_STACK_BYTES,
+};
 pub use results::{QueryOutcome, SolutionRow};
 pub use row_batch::{RowBatch, TermBatch};
 pub use solution_stream::{Polled, SolutionStream};

@@ -2,6 +2,7 @@
 //! again on every page it resumes for, and endpoints see the same query text
 //! again and again; parsing a long query takes longer than resuming its plan.
 
+use super::guard;
 use crate::EngineError;
 use spargebra::{Query, SparqlParser};
 use std::sync::Arc;
@@ -38,15 +39,17 @@ impl ParsedQueries {
 }
 
 fn parse(text: &str, base_iri: Option<&str>) -> Result<Query, EngineError> {
+    guard::check_text(text)?;
     let mut parser = SparqlParser::new();
     if let Some(base) = base_iri {
         parser = parser
             .with_base_iri(base)
             .map_err(|e| EngineError::Parse(e.to_string()))?;
     }
-    parser
+    let query = parser
         .parse_query(text)
-        .map_err(|e| EngineError::Parse(e.to_string()))
+        .map_err(|e| EngineError::Parse(e.to_string()))?;
+    guard::check_algebra(query)
 }
 
 #[cfg(test)]

@@ -1,0 +1,133 @@
+"""Inputs that once killed or wedged the server: each gets a clear 4xx (or a
+correct answer), and the server keeps serving afterwards."""
+
+import requests
+
+# The engine's documented limits (tern_engine::MAX_TEXT_NESTING and
+# MAX_ALGEBRA_DEPTH).
+TEXT_NESTING = 256
+ALGEBRA_DEPTH = 2000
+
+ALIVE = "ASK { ?s ?p ?o }"
+
+
+def post(server, query, **kw):
+    return requests.post(
+        server.url,
+        data=query.encode(),
+        headers={"Content-Type": "application/sparql-query", "Accept": "application/sparql-results+json"},
+        timeout=kw.pop("timeout", 120),
+        **kw,
+    )
+
+
+def assert_alive(server):
+    assert server.proc.poll() is None, server.access_log()[-4000:]
+    r = post(server, ALIVE, timeout=30)
+    assert r.status_code == 200 and r.json()["boolean"] is True
+
+
+def deep_shapes():
+    """The shapes of the fault report, each far past the limits."""
+    return {
+        "1,000 nested groups": "SELECT * WHERE " + "{" * 1000 + "?s ?p ?o" + "}" * 1000,
+        "1,000 nested parentheses": "SELECT * WHERE { ?s ?p ?o FILTER(" + "(" * 1000 + "?o" + ")" * 1000 + ") }",
+        "10,000 nested groups": "SELECT * WHERE " + "{" * 10000 + "?s ?p ?o" + "}" * 10000,
+        "1,000 nested negations": "SELECT * WHERE { ?s ?p ?o FILTER(" + "!(" * 1000 + "?o" + ")" * 1000 + ") }",
+        "2,000 OPTIONALs": "SELECT * WHERE { ?s ?p ?o " + "OPTIONAL { ?s ?p ?o } " * 2000 + "}",
+        "20,000 UNION branches": "SELECT * WHERE { " + " UNION ".join(["{ ?s ?p ?o }"] * 20000) + " }",
+        "10,000 FILTERs": "SELECT * WHERE { ?s ?p ?o " + "FILTER(?o != 1) " * 10000 + "}",
+        "50,000 additions": "SELECT * WHERE { ?s ?p ?o FILTER(?o != 0" + " + 1" * 50000 + ") }",
+        "20,000 path steps": "SELECT * WHERE { ?s " + "/".join(["<http://e/p>*"] * 20000) + " ?o }",
+    }
+
+
+def test_deep_queries_get_400_and_the_server_lives(server):
+    for name, query in deep_shapes().items():
+        r = post(server, query)
+        assert r.status_code == 400, (name, r.status_code, r.text[:300])
+        assert "levels" in r.text and "limit" in r.text, (name, r.text[:300])
+    assert_alive(server)
+
+
+def test_a_long_sequence_of_plain_predicates_is_answered(server):
+    """The parser turns `p/p/.../p` into one basic graph pattern (no depth):
+    50,000 steps get a correct, empty answer."""
+    query = "SELECT * WHERE { ?s " + "/".join(["<http://e/p>"] * 50000) + " ?o }"
+    r = post(server, query)
+    assert r.status_code == 200, r.text[:300]
+    assert r.json()["results"]["bindings"] == []
+    assert_alive(server)
+
+
+def test_queries_the_parser_would_take_ages_over_are_refused(server):
+    """The parser reads the operands of `!`, REGEX, SUBSTR and REPLACE twice;
+    nested 30 deep that is 2^30 passes (22 took 13 s before the check).
+    A megabyte of `!` would recurse a million levels deep."""
+    shapes = [
+        "ASK { FILTER(" + "!(" * 30 + "false" + ")" * 30 + ") }",
+        "ASK { FILTER(" + "REGEX(" * 30 + '"a"' + ', "a")' * 30 + ") }",
+        "ASK { FILTER(" + "SUBSTR(" * 30 + '"a"' + ", 1)" * 30 + ' = "a") }',
+        "ASK { FILTER(" + "REPLACE(" * 30 + '"a"' + ', "a", "b")' * 30 + ' = "a") }',
+        "ASK { FILTER(" + "!" * 1_000_000 + "?o) }",
+    ]
+    for query in shapes:
+        r = post(server, query, timeout=30)
+        assert r.status_code == 400, (query[:40], r.text[:300])
+        assert "limit" in r.text, r.text[:300]
+    assert_alive(server)
+
+
+def test_deep_queries_by_get_and_form(server):
+    query = "SELECT * WHERE " + "{" * 1000 + "?s ?p ?o" + "}" * 1000
+    assert requests.post(server.url, data={"query": query}, timeout=60).status_code == 400
+    assert requests.get(server.url, params={"query": query}, timeout=60).status_code == 400
+    assert_alive(server)
+
+
+def test_nesting_within_the_limits_is_answered(server):
+    """Queries just inside both limits run to a correct answer: the worker
+    stacks are sized for them."""
+    inner = TEXT_NESTING - 10
+    count = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }"
+    expected = int(post(server, count).json()["results"]["bindings"][0]["n"]["value"])
+
+    def n(query):
+        r = post(server, query)
+        assert r.status_code == 200, r.text[:300]
+        return int(r.json()["results"]["bindings"][0]["n"]["value"])
+
+    groups = "SELECT (COUNT(*) AS ?n) WHERE " + "{" * inner + "?s ?p ?o" + "}" * inner
+    assert n(groups) == expected
+    parens = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o FILTER(" + "(" * inner + "true" + ")" * inner + ") }"
+    assert n(parens) == expected
+    # Negations make the parser read their operand twice: a dozen nested
+    # ones inside 200 brackets is well within its budget.
+    negations = (
+        "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o FILTER("
+        + "(" * 200 + "!(" * 13 + "false" + ")" * 13 + ")" * 200 + ") }"
+    )
+    assert n(negations) == expected
+
+    branches = ALGEBRA_DEPTH - 100
+    union = "SELECT (COUNT(*) AS ?n) WHERE { " + " UNION ".join(
+        f"{{ BIND({i} AS ?x) }}" for i in range(branches)
+    ) + " }"
+    assert n(union) == branches
+    optionals = "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o " + "OPTIONAL { ?s ?p ?o } " * branches + "}"
+    assert n(optionals) >= expected
+    assert_alive(server)
+
+
+def test_deep_expressions_over_large_batches(big_server):
+    """A long chain of additions evaluated over batches large enough to be
+    spread over the cores (rayon's threads need the stack too)."""
+    steps = ALGEBRA_DEPTH - 100
+    query = (
+        "SELECT (COUNT(*) AS ?n) WHERE { ?s <http://example.org/big/n> ?v "
+        f"FILTER(?v + {' + '.join(['0'] * steps)} >= 0) }}"
+    )
+    r = post(big_server, query)
+    assert r.status_code == 200, r.text[:300]
+    assert int(r.json()["results"]["bindings"][0]["n"]["value"]) == 50_000
+    assert_alive(big_server)
