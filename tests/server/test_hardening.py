@@ -1,7 +1,13 @@
 """Inputs that once killed or wedged the server: each gets a clear 4xx (or a
 correct answer), and the server keeps serving afterwards."""
 
+import socket
+import time
+
+import pytest
 import requests
+
+from conftest import Server
 
 # The engine's documented limits (tern_engine::MAX_TEXT_NESTING and
 # MAX_ALGEBRA_DEPTH).
@@ -131,3 +137,112 @@ def test_deep_expressions_over_large_batches(big_server):
     assert r.status_code == 200, r.text[:300]
     assert int(r.json()["results"]["bindings"][0]["n"]["value"]) == 50_000
     assert_alive(big_server)
+
+
+def raw_exchange(server, data: bytes, timeout=10.0) -> bytes:
+    """Sends `data` on a fresh connection and reads until the server closes
+    it (or `timeout`)."""
+    with socket.create_connection((server.host, server.port), timeout=timeout) as sock:
+        sock.sendall(data)
+        received = b""
+        try:
+            while part := sock.recv(65536):
+                received += part
+        except (socket.timeout, ConnectionResetError):
+            pass
+    return received
+
+
+def status_of(response: bytes) -> int:
+    return int(response.split(b" ", 2)[1]) if response.startswith(b"HTTP/1.1 ") else 0
+
+
+def test_numbers_out_of_range_are_400_not_a_panic(server):
+    for timeout in ["1e20", "1e300", "inf", "nan", "-1", "0", "1e400", "999999999999"]:
+        r = requests.get(server.url, params={"query": ALIVE, "timeout": timeout}, timeout=10)
+        assert r.status_code == 400, (timeout, r.status_code, r.text)
+        assert "timeout" in r.text
+    for quantum in ["1e300ms", "nan", "infs", "-5ms", "1e20s"]:
+        r = requests.get(server.url, params={"query": ALIVE, "quantum": quantum}, timeout=10)
+        assert r.status_code == 400, (quantum, r.status_code, r.text)
+    # An unreadable q-value counts as 1, as an absent one does.
+    r = requests.get(server.url, params={"query": ALIVE}, headers={"Accept": "text/csv;q=nan, application/json;q=inf"}, timeout=10)
+    assert r.status_code == 200
+    assert_alive(server)
+
+
+def test_a_bad_chunk_size_is_400(server):
+    head = (
+        f"POST /sparql HTTP/1.1\r\nHost: {server.host}\r\nContent-Type: application/sparql-query\r\n"
+        "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    ).encode()
+    response = raw_exchange(server, head + b"zz\r\nASK {}\r\n0\r\n\r\n")
+    assert status_of(response) == 400, response[:200]
+    assert_alive(server)
+
+
+def test_bytes_that_do_not_decode_to_utf8_are_refused(server):
+    r = requests.post(
+        server.url,
+        data=b"query=ASK%20%7B%20FILTER(%22%FF%22)%20%7D",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+        timeout=10,
+    )
+    assert r.status_code == 400 and "UTF-8" in r.text, r.text
+    r = requests.get(server.url + "?query=ASK%7B%7D%C3", timeout=10)
+    assert r.status_code == 400 and "UTF-8" in r.text, r.text
+    # Well-formed percent-encoded UTF-8 still works, `+` is a space.
+    r = requests.get(server.url + "?query=ASK+%7B+FILTER(%22%C3%A9%22+%3D+%22%C3%A9%22)+%7D", timeout=10)
+    assert r.status_code == 200 and r.json()["boolean"] is True
+
+
+@pytest.fixture(scope="module")
+def strict_server(sample_index):
+    s = Server(sample_index, "--header-timeout", "1s", "--body-timeout", "1s")
+    yield s
+    s.stop()
+
+
+def test_slow_request_heads_lose_their_connections(strict_server):
+    """300 connections that never finish their request head (slowloris):
+    each is closed after the header timeout, and others are served meanwhile."""
+    started = time.monotonic()
+    socks = []
+    for _ in range(300):
+        sock = socket.create_connection((strict_server.host, strict_server.port), timeout=10)
+        sock.sendall(b"GET /sparql?query=ASK%7B%7D HTTP/1.1\r\nHost: x\r\n")
+        socks.append(sock)
+    assert_alive(strict_server)
+    closed = 0
+    for sock in socks:
+        try:
+            data = sock.recv(65536)  # the server's close (maybe after a 408)
+            closed += 1 if not data or data.startswith(b"HTTP/1.1 408") or data == b"" else 0
+        except (socket.timeout, ConnectionResetError):
+            closed += 1  # reset: closed too; a timeout would be 10 s
+        finally:
+            sock.close()
+    elapsed = time.monotonic() - started
+    assert closed == 300
+    assert elapsed < 8, f"connections were held {elapsed:.1f} s"
+    assert_alive(strict_server)
+
+
+def test_a_body_that_never_arrives_is_408(strict_server):
+    head = (
+        f"POST /sparql HTTP/1.1\r\nHost: {strict_server.host}\r\nContent-Type: application/sparql-query\r\n"
+        "Content-Length: 100\r\nConnection: close\r\n\r\nASK"
+    ).encode()
+    started = time.monotonic()
+    response = raw_exchange(strict_server, head, timeout=10)
+    assert status_of(response) == 408, response[:200]
+    assert time.monotonic() - started < 5
+    assert_alive(strict_server)
+
+
+def test_refused_queries_are_not_logged_as_clients_that_left(server):
+    before = server.access_log().count("client went away")
+    for query in ["SELECT * WHERE { ?s ?p }", "SELECT * WHERE " + "{" * 300 + "}" * 300]:
+        assert post(server, query).status_code == 400
+    time.sleep(0.2)
+    assert server.access_log().count("client went away") == before

@@ -2,6 +2,7 @@
 
 mod cache;
 mod commands;
+mod duration;
 mod malloc;
 mod size;
 

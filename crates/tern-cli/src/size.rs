@@ -8,7 +8,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let (number, unit) = t.split_at(digits_end);
     let value: f64 = number
         .parse()
-        .map_err(|_| format!("not a size: {text:?}"))?;
+        .ok()
+        .filter(|v: &f64| v.is_finite())
+        .ok_or_else(|| format!("not a size: {text:?}"))?;
     let factor: u64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" | "kb" | "kib" => 1 << 10,
@@ -17,7 +19,13 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "t" | "tb" | "tib" => 1 << 40,
         _ => return Err(format!("unknown size unit in {text:?} (use K, M, G or T)")),
     };
-    Ok((value * factor as f64) as u64)
+    let bytes = value * factor as f64;
+    // Sizes are budgets of this machine's memory and disk: an exbibyte is
+    // past any of them, and past it the conversion to u64 would saturate.
+    if bytes >= (1u64 << 60) as f64 {
+        return Err(format!("{text:?} is larger than 1 EiB"));
+    }
+    Ok(bytes as u64)
 }
 
 /// The default builder budget: 40% of this machine's memory.
@@ -63,5 +71,7 @@ mod tests {
         assert_eq!(parse_size("1000"), Ok(1000));
         assert_eq!(parse_size("1.5k"), Ok(1536));
         assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("99999999999999999999T").is_err());
+        assert!(parse_size("1e300").is_err());
     }
 }

@@ -84,3 +84,75 @@ fn queries_within_the_limits_are_answered() {
     );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "n\r\n145");
 }
+
+#[test]
+fn absurd_numbers_on_the_command_line_get_a_message_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = sample_index(dir.path());
+    let runs: &[&[&str]] = &[
+        &[
+            "serve",
+            "--index",
+            &index,
+            "--port",
+            "0",
+            "--timeout",
+            "1e300",
+        ],
+        &[
+            "serve",
+            "--index",
+            &index,
+            "--port",
+            "0",
+            "--quantum",
+            "1e300s",
+        ],
+        &[
+            "serve",
+            "--index",
+            &index,
+            "--port",
+            "0",
+            "--token-ttl",
+            "inf",
+        ],
+        &[
+            "serve",
+            "--index",
+            &index,
+            "--port",
+            "0",
+            "--memory",
+            "99999999999999999999T",
+        ],
+        &[
+            "serve",
+            "--index",
+            &index,
+            "--port",
+            "0",
+            "--header-timeout",
+            "nan",
+        ],
+        &["query", "--index", &index, "--timeout", "1e20", "ASK {}"],
+        &["query", "--index", &index, "--timeout=-1", "ASK {}"],
+        &["query", "--index", &index, "--memory", "1e300", "ASK {}"],
+        &["query", "--index", &index, "--vocab-cache", "NaN", "ASK {}"],
+        &["load", "--index", &index, "--memory", "inf", "x.nt"],
+    ];
+    for args in runs {
+        let out = tern(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("error: invalid value"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    // Large but sane values work.
+    let out = tern(&["query", "--index", &index, "--timeout", "1e6", "ASK {}"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

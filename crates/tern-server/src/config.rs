@@ -28,6 +28,11 @@ pub struct ServerConfig {
     /// Signs continuation tokens; servers sharing it (and the index) can
     /// resume each other's tokens. Random per process when not given.
     pub token_key: Option<Vec<u8>>,
+    /// How long a client may take to send a request's head (its line and
+    /// headers) before its connection is closed.
+    pub header_timeout: Duration,
+    /// How long a client may take to send a request's body (408 beyond).
+    pub body_timeout: Duration,
 }
 
 impl Default for ServerConfig {
@@ -43,6 +48,8 @@ impl Default for ServerConfig {
             token_ttl: Duration::from_secs(3600),
             stash_bytes: 1 << 30,
             token_key: None,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
         }
     }
 }

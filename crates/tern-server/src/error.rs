@@ -31,6 +31,9 @@ pub enum RequestError {
     Timeout(String),
     #[error("{0}")]
     ResourceLimit(String),
+    /// The client did not send its request body in time.
+    #[error("{0}")]
+    SlowClient(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -48,6 +51,7 @@ impl RequestError {
             RequestError::Gone(_) => StatusCode::GONE,
             RequestError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             RequestError::ResourceLimit(_) => StatusCode::INSUFFICIENT_STORAGE,
+            RequestError::SlowClient(_) => StatusCode::REQUEST_TIMEOUT,
             RequestError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -18,6 +18,7 @@ mod chunk;
 mod config;
 mod encoding;
 mod error;
+mod listen;
 mod metrics;
 mod negotiate;
 mod paging;
@@ -71,15 +72,6 @@ pub async fn serve(
         config,
         metrics: metrics::Metrics::default(),
     });
-    use axum::serve::ListenerExt;
-    // Without TCP_NODELAY a small answer whose head and body are written
-    // apart waits for the client's delayed ACK: ~40 ms on a 1 ms query.
-    let listener = listener.tap_io(|tcp| {
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::warn!("cannot set TCP_NODELAY: {e}");
-        }
-    });
-    axum::serve(listener, server::router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let header_timeout = state.config.header_timeout;
+    listen::serve(listener, server::router(state), header_timeout, shutdown).await
 }

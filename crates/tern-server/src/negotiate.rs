@@ -59,7 +59,12 @@ fn quality<'a>(params: impl Iterator<Item = &'a str>) -> f32 {
     for p in params {
         if let Some((k, v)) = p.trim().split_once('=') {
             if k.trim().eq_ignore_ascii_case("q") {
-                return v.trim().parse::<f32>().map_or(1.0, |q| q.clamp(0.0, 1.0));
+                return v
+                    .trim()
+                    .parse::<f32>()
+                    .ok()
+                    .filter(|q| q.is_finite())
+                    .map_or(1.0, |q| q.clamp(0.0, 1.0));
             }
         }
     }

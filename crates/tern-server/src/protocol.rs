@@ -6,6 +6,10 @@ use axum::http::{header, HeaderMap, Method};
 use oxrdf::NamedNode;
 use std::time::Duration;
 
+/// The longest `timeout` a request may ask for (a year): it can only lower
+/// the server's timeout, and far larger numbers do not fit a `Duration`.
+const LONGEST_TIMEOUT_SECONDS: f64 = 365.0 * 24.0 * 3600.0;
+
 /// A query request, whatever way it came.
 #[derive(Debug, Default)]
 pub struct QueryParams {
@@ -28,18 +32,50 @@ pub struct QueryParams {
     pub base_iri: Option<String>,
 }
 
+/// The name/value pairs of a query string or form body, percent-decoded.
+/// A pair that does not decode to UTF-8 (`%FF`) is refused rather than
+/// patched with replacement characters: the query would not be what the
+/// client sent.
+fn decode_pairs(encoded: &[u8]) -> Result<Vec<(String, String)>, RequestError> {
+    let decode = |part: &[u8]| -> Result<String, RequestError> {
+        let spaced: Vec<u8> = part
+            .iter()
+            .map(|&b| if b == b'+' { b' ' } else { b })
+            .collect();
+        let bytes: Vec<u8> = percent_encoding::percent_decode(&spaced).collect();
+        String::from_utf8(bytes).map_err(|e| {
+            let at = e.utf8_error().valid_up_to();
+            RequestError::BadRequest(format!(
+                "a URL-encoded parameter is not UTF-8 once decoded (byte {at} of {:?})",
+                String::from_utf8_lossy(&part[..part.len().min(40)])
+            ))
+        })
+    };
+    encoded
+        .split(|&b| b == b'&')
+        .filter(|pair| !pair.is_empty())
+        .map(|pair| {
+            let (key, value) = match pair.iter().position(|&b| b == b'=') {
+                Some(i) => (&pair[..i], &pair[i + 1..]),
+                None => (pair, &b""[..]),
+            };
+            Ok((decode(key)?, decode(value)?))
+        })
+        .collect()
+}
+
 /// Collects protocol parameters from URL-encoded pairs (a query string or a
 /// form body).
 fn add_pairs(params: &mut QueryParams, encoded: &[u8]) -> Result<(), RequestError> {
-    for (key, value) in form_urlencoded::parse(encoded) {
-        match key.as_ref() {
+    for (key, value) in decode_pairs(encoded)? {
+        match key.as_str() {
             "query" => {
                 if params.query.is_some() {
                     return Err(RequestError::BadRequest(
                         "more than one query parameter".into(),
                     ));
                 }
-                params.query = Some(value.into_owned());
+                params.query = Some(value);
             }
             "update" => {
                 return Err(RequestError::BadRequest(
@@ -55,24 +91,25 @@ fn add_pairs(params: &mut QueryParams, encoded: &[u8]) -> Result<(), RequestErro
                     .trim()
                     .parse()
                     .ok()
-                    .filter(|s: &f64| *s > 0.0 && s.is_finite())
+                    .filter(|s: &f64| *s > 0.0 && *s <= LONGEST_TIMEOUT_SECONDS)
                     .ok_or_else(|| {
                         RequestError::BadRequest(format!(
-                            "timeout must be a positive number of seconds, not {value:?}"
+                            "timeout must be a positive number of seconds up to \
+                             {LONGEST_TIMEOUT_SECONDS}, not {value:?}"
                         ))
                     })?;
                 params.timeout = Some(Duration::from_secs_f64(secs));
             }
-            "quantum" => params.quantum = Some(value.into_owned()),
+            "quantum" => params.quantum = Some(value),
             "next" => {
                 if params.next.is_some() {
                     return Err(RequestError::BadRequest(
                         "more than one next parameter".into(),
                     ));
                 }
-                params.next = Some(value.into_owned());
+                params.next = Some(value);
             }
-            "explain" => params.explain = matches!(value.as_ref(), "true" | "1" | "yes" | ""),
+            "explain" => params.explain = matches!(value.as_str(), "true" | "1" | "yes" | ""),
             "tern-fault-after" => {
                 params.fault_after = Some(value.parse().map_err(|_| {
                     RequestError::BadRequest("tern-fault-after must be a row count".into())

@@ -136,6 +136,19 @@ fn preflight() -> Response {
     cors(response)
 }
 
+/// Whether reading a body failed because it passed the size limit (not
+/// because it was malformed, e.g. a bad chunk size).
+fn over_limit(error: &axum::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = source {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        source = e.source();
+    }
+    false
+}
+
 async fn handle(
     state: &Arc<AppState>,
     method: &Method,
@@ -148,12 +161,28 @@ async fn handle(
     let body = if *method == Method::POST {
         // Form bodies percent-encode the query: allow for that, then check
         // the decoded query's length.
-        axum::body::to_bytes(body, max.saturating_mul(3).saturating_add(64 << 10))
-            .await
-            .map_err(|_| RequestError::TooLarge {
-                len: max.saturating_mul(3),
-                max,
-            })?
+        let limit = max.saturating_mul(3).saturating_add(64 << 10);
+        let read = axum::body::to_bytes(body, limit);
+        match tokio::time::timeout(state.config.body_timeout, read).await {
+            Ok(Ok(bytes)) => bytes,
+            Ok(Err(e)) if over_limit(&e) => {
+                return Err(RequestError::TooLarge {
+                    len: max.saturating_mul(3),
+                    max,
+                })
+            }
+            Ok(Err(e)) => {
+                return Err(RequestError::BadRequest(format!(
+                    "cannot read the request body: {e}"
+                )))
+            }
+            Err(_) => {
+                return Err(RequestError::SlowClient(format!(
+                    "the request body did not arrive within {} s",
+                    state.config.body_timeout.as_secs_f64()
+                )))
+            }
+        }
     } else {
         Default::default()
     };
@@ -286,10 +315,24 @@ async fn run_query(
         Some(started_at_ms) => state.scheduler.submit_continuation(task, started_at_ms),
         None => state.scheduler.submit(task),
     };
-    submitted.map_err(|full| RequestError::Busy(full.0))?;
-    let head = head_rx
-        .await
-        .map_err(|_| RequestError::Internal("the query worker stopped".into()))??;
+    // Until the head arrives, dropping this future means the client left;
+    // an answer that is an error (the query was refused or failed) is no
+    // reason to cancel or to say so.
+    if let Err(full) = submitted {
+        guard.disarm();
+        return Err(RequestError::Busy(full.0));
+    }
+    let head = match head_rx.await {
+        Ok(Ok(head)) => head,
+        Ok(Err(e)) => {
+            guard.disarm();
+            return Err(e);
+        }
+        Err(_) => {
+            guard.disarm();
+            return Err(RequestError::Internal("the query worker stopped".into()));
+        }
+    };
     let (content_type, format, queued, parse, plan, rx, page) = match head {
         Head::Whole { content_type, body } => {
             guard.disarm();

@@ -15,6 +15,7 @@
 //!   as `s p o`; ASK as `true`/`false`), sorted, so that engines can be
 //!   compared.
 
+use crate::duration::parse_duration;
 use anyhow::{Context, Result};
 use clap::Args;
 use std::fs::File;
@@ -37,8 +38,8 @@ pub struct BenchQueriesArgs {
     #[arg(long, value_name = "FILE")]
     warmup: Vec<PathBuf>,
     /// Stop each execution after this many seconds; the query's remaining runs are skipped.
-    #[arg(long, value_name = "SECS")]
-    timeout: Option<f64>,
+    #[arg(long, value_name = "SECS", value_parser = parse_duration)]
+    timeout: Option<Duration>,
     #[command(flatten)]
     cache: crate::cache::CacheArgs,
     /// Where the per-query records go (JSON Lines).
@@ -111,7 +112,7 @@ pub fn run(args: BenchQueriesArgs) -> Result<()> {
     let engine = Engine::new(
         index,
         EngineOptions {
-            timeout: args.timeout.map(Duration::from_secs_f64),
+            timeout: args.timeout,
             ..EngineOptions::default()
         },
     );

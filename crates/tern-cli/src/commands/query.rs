@@ -1,3 +1,4 @@
+use crate::duration::parse_duration;
 use crate::size::parse_size;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -18,8 +19,8 @@ pub struct QueryArgs {
     #[arg(long)]
     format: Option<String>,
     /// Stop the query after this many seconds.
-    #[arg(long)]
-    timeout: Option<f64>,
+    #[arg(long, value_parser = parse_duration)]
+    timeout: Option<Duration>,
     /// Memory budget for the query's materialized state, e.g. 512M.
     #[arg(long, value_parser = parse_size)]
     memory: Option<u64>,
@@ -54,7 +55,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
     let engine = Engine::new(
         index,
         EngineOptions {
-            timeout: args.timeout.map(Duration::from_secs_f64),
+            timeout: args.timeout,
             memory_budget: args.memory,
             ..EngineOptions::default()
         },

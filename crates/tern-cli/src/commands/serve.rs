@@ -1,3 +1,4 @@
+use crate::duration::parse_duration;
 use crate::size::{default_memory, parse_size};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -23,9 +24,10 @@ pub struct ServeArgs {
     /// Query worker threads (default: one per core).
     #[arg(long)]
     workers: Option<usize>,
-    /// Server-wide query timeout in seconds; a request's `timeout` parameter can lower it.
-    #[arg(long, default_value_t = 300.0)]
-    timeout: f64,
+    /// Server-wide query timeout, e.g. 300 (seconds), 90s or 10m (0: none);
+    /// a request's `timeout` parameter can lower it.
+    #[arg(long, default_value = "300", value_parser = parse_duration)]
+    timeout: Duration,
     /// Queries that may wait for a worker; beyond them, 503 with Retry-After.
     #[arg(long, default_value_t = 64)]
     max_queued: usize,
@@ -54,6 +56,13 @@ pub struct ServeArgs {
     /// Memory for suspended queries' intermediate results, e.g. 1G (oldest dropped first).
     #[arg(long, value_parser = parse_size, default_value = "1G")]
     stash_memory: u64,
+    /// How long a client may take to send a request's line and headers
+    /// before its connection is closed.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    header_timeout: Duration,
+    /// How long a client may take to send a request's body (408 beyond).
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    body_timeout: Duration,
     /// Testing only: honour the `tern-fault-after=N` parameter (fail after N rows).
     #[arg(long, hide = true)]
     inject_faults: bool,
@@ -71,7 +80,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let index =
         Arc::new(Index::open(&args.index).with_context(|| format!("{}", args.index.display()))?);
     args.cache.apply(&index);
-    let timeout = (args.timeout > 0.0).then(|| Duration::from_secs_f64(args.timeout));
+    let timeout = (!args.timeout.is_zero()).then_some(args.timeout);
     let engine = Engine::new(
         index,
         EngineOptions {
@@ -92,6 +101,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
     };
     config.quantum = (!args.quantum.is_zero()).then_some(args.quantum);
     config.token_ttl = args.token_ttl;
+    config.header_timeout = args.header_timeout.max(Duration::from_millis(1));
+    config.body_timeout = args.body_timeout.max(Duration::from_millis(1));
     config.stash_bytes = args.stash_memory;
     config.token_key = token_key(args.token_key.as_deref())?;
     if let Some(w) = args.workers {
@@ -145,27 +156,4 @@ fn token_key(file: Option<&std::path::Path>) -> Result<Option<Vec<u8>>> {
         }
     }
     Ok(secret)
-}
-
-/// `50ms`, `2s`, `1h`, `10m`, `0`.
-fn parse_duration(text: &str) -> std::result::Result<Duration, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| c.is_ascii_alphabetic())
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .ok()
-        .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| format!("{text:?} is not a duration like 50ms, 2s, 10m or 1h"))?;
-    let seconds = match unit {
-        "us" => value / 1e6,
-        "ms" => value / 1e3,
-        "" | "s" => value,
-        "m" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return Err(format!("{text:?}: unknown unit {unit:?} (us, ms, s, m, h)")),
-    };
-    Ok(Duration::from_secs_f64(seconds))
 }
