@@ -823,3 +823,84 @@ fn load_stays_within_its_memory_budget() {
         peak as f64 / 1024.0
     );
 }
+
+#[test]
+fn a_line_longer_than_a_read_chunk_loads_and_one_past_the_budget_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // 33 MiB: longer than the loader's largest read chunk (32 MiB); it used
+    // to be carried over forever.
+    let long = "a".repeat(33 << 20);
+    let text = format!(
+        "<http://e/s> <http://e/p> \"short\" .\n<http://e/s> <http://e/q> \"1\" .\n<http://e/s> <http://e/p> \"{long}\" .\n<http://e/t> <http://e/p> \"after\" .\n"
+    );
+    fs::write(dir.join("long.nt"), &text).unwrap();
+    load(dir, &["--index", "idx", "long.nt"]);
+    assert_eq!(stats(dir, "idx")["triples"], 4);
+    let out = run(
+        dir,
+        &[
+            "query",
+            "--index",
+            "idx",
+            "--format",
+            "csv",
+            "SELECT (MAX(STRLEN(?o)) AS ?n) WHERE { ?s ?p ?o }",
+        ],
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&(33u64 << 20).to_string()));
+    // With 16 MiB of memory a line may have 4 MiB: the error says where.
+    let err = load_fails(dir, &["--index", "small", "--memory", "16M", "long.nt"]);
+    assert!(
+        err.contains("long.nt:3:1: this line is longer than"),
+        "{err}"
+    );
+    assert!(err.contains("--memory"), "{err}");
+}
+
+#[test]
+fn a_turtle_term_past_the_parser_buffer_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let long = "a".repeat(17 << 20);
+    fs::write(
+        dir.join("long.ttl"),
+        format!("<http://e/s> <http://e/p> \"{long}\" .\n"),
+    )
+    .unwrap();
+    let err = load_fails(dir, &["--index", "idx", "long.ttl"]);
+    assert!(
+        err.contains("long.ttl: after statement 0, a term longer than"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_byte_order_mark_is_skipped_in_every_format() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let bom = "\u{feff}";
+    let files = [
+        ("bom.nt", "<http://e/s> <http://e/p> \"x\" .\n"),
+        ("bom.nq", "<http://e/s> <http://e/p> \"x\" <http://e/g> .\n"),
+        ("bom.ttl", "@prefix e: <http://e/> .\ne:s e:p \"x\" .\n"),
+        (
+            "bom.trig",
+            "@prefix e: <http://e/> .\ne:g { e:s e:p \"x\" }\n",
+        ),
+    ];
+    for (name, text) in files {
+        fs::write(dir.join(name), format!("{bom}{text}")).unwrap();
+        let index = format!("idx-{name}");
+        load(dir, &["--index", &index, name]);
+        assert_eq!(stats(dir, &index)["triples"], 1, "{name}");
+    }
+    // A mark anywhere else is a character like any other, and an error.
+    fs::write(
+        dir.join("late.nt"),
+        format!("<http://e/s> <http://e/p> \"x\" .\n{bom}<http://e/s> <http://e/p> \"y\" .\n"),
+    )
+    .unwrap();
+    let err = load_fails(dir, &["--index", "late", "late.nt"]);
+    assert!(err.contains("late.nt:2:1"), "{err}");
+}

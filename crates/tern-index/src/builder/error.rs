@@ -18,6 +18,15 @@ pub enum LoadError {
     AlreadyExists { path: PathBuf },
     #[error("{path}: exists and is not a Tern index; refusing to replace it")]
     NotAnIndex { path: PathBuf },
+    #[error(
+        "{file}: after statement {statements}, a term longer than the Turtle and TriG parser \
+         reads at once ({message}); N-Triples and N-Quads have no such limit"
+    )]
+    TermTooLong {
+        file: String,
+        statements: u64,
+        message: String,
+    },
     #[error("invalid graph IRI <{iri}>: {message}")]
     InvalidGraph { iri: String, message: String },
     #[error(transparent)]

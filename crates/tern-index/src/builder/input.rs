@@ -143,7 +143,7 @@ impl Input {
                 consumed,
             },
         );
-        Ok(match self.compression {
+        let text: Box<dyn Read + Send> = match self.compression {
             Compression::None => Box::new(counted),
             Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(counted)),
             Compression::Zstd => {
@@ -152,7 +152,84 @@ impl Input {
                 decoder.window_log_max(31).at(self.path_for_errors())?;
                 Box::new(decoder)
             }
-        })
+        };
+        Ok(Box::new(SkipBom::new(text)))
+    }
+}
+
+/// The text without a leading UTF-8 byte-order mark: editors on Windows
+/// write one, and none of the formats allows it (the parsers would report
+/// an unexpected character at 1:1).
+struct SkipBom<R> {
+    inner: R,
+    /// The first bytes, read to look for the mark, not yet handed out.
+    head: Vec<u8>,
+    checked: bool,
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+impl<R: Read> SkipBom<R> {
+    fn new(inner: R) -> Self {
+        SkipBom {
+            inner,
+            head: Vec::new(),
+            checked: false,
+        }
+    }
+}
+
+impl<R: Read> Read for SkipBom<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if !self.checked {
+            let mut first = [0u8; 3];
+            let mut got = 0;
+            while got < 3 {
+                match self.inner.read(&mut first[got..]) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            self.checked = true;
+            if &first[..got] != BOM {
+                self.head = first[..got].to_vec();
+            }
+        }
+        if !self.head.is_empty() {
+            let n = self.head.len().min(buf.len());
+            buf[..n].copy_from_slice(&self.head[..n]);
+            self.head.drain(..n);
+            return Ok(n);
+        }
+        self.inner.read(buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(bytes: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        // One byte at a time, the hardest way to meet the mark.
+        let mut reader = SkipBom::new(std::io::Cursor::new(bytes.to_vec()).take(u64::MAX));
+        let mut byte = [0u8; 1];
+        while reader.read(&mut byte).unwrap() == 1 {
+            out.push(byte[0]);
+        }
+        out
+    }
+
+    #[test]
+    fn a_leading_byte_order_mark_is_dropped_and_nothing_else() {
+        assert_eq!(read_all(b"\xEF\xBB\xBF<a> <b> <c> .\n"), b"<a> <b> <c> .\n");
+        assert_eq!(read_all(b"<a> <b> <c> .\n"), b"<a> <b> <c> .\n");
+        assert_eq!(read_all(b"\xEF\xBB"), b"\xEF\xBB");
+        assert_eq!(read_all(b"ab"), b"ab");
+        assert_eq!(read_all(b""), b"");
+        assert_eq!(read_all(b"\xEF\xBB\xBF\xEF\xBB\xBF"), b"\xEF\xBB\xBF");
     }
 }
 

@@ -277,6 +277,10 @@ fn load_lines(
     // Parsed chunks come back for reuse: fresh buffers of this size would cost a
     // page fault per 4 KiB every time.
     let (recycle, recycled) = std::sync::mpsc::channel::<Vec<u8>>();
+    // A line must fit in a quarter of the budget (it is read, parsed and its
+    // terms copied); longer ones stop the load with their position.
+    let longest_line = (memory / 4).max(chunk_size);
+    let file_name = input.display_name();
     let reader_thread = std::thread::spawn(move || {
         let mut carry: Vec<u8> = Vec::new();
         let mut line = 0u64;
@@ -284,12 +288,16 @@ fn load_lines(
             let mut text = recycled.try_recv().unwrap_or_default();
             text.clear();
             text.extend_from_slice(&carry);
+            // Read a chunk's worth past a carried partial line, or as much
+            // again as a long carried line: a line of any length is read in
+            // a number of steps logarithmic in its length.
+            let target = chunk_size.max(carry.len() * 2);
             carry.clear();
-            text.reserve(chunk_size);
+            text.reserve(target.saturating_sub(text.len()));
             let mut eof = false;
-            while text.len() < chunk_size {
+            while text.len() < target {
                 let len = text.len();
-                text.resize(len + (chunk_size - len).max(64 << 10), 0);
+                text.resize(len + (target - len).max(64 << 10), 0);
                 match reader.read(&mut text[len..]) {
                     Ok(0) => {
                         text.truncate(len);
@@ -305,12 +313,23 @@ fn load_lines(
                 }
             }
             if !eof {
-                // Keep the partial last line for the next chunk; a line longer
-                // than a chunk just makes this chunk bigger.
+                // Keep the partial last line for the next chunk.
                 match memchr::memrchr(b'\n', &text) {
                     Some(end) => {
                         carry.extend_from_slice(&text[end + 1..]);
                         text.truncate(end + 1);
+                    }
+                    None if text.len() > longest_line => {
+                        let _ = sender.send(Err(LoadError::Syntax(SyntaxError {
+                            file: file_name,
+                            line: line + 1,
+                            column: 1,
+                            message: format!(
+                                "this line is longer than {longest_line} bytes, a quarter of \
+                                 the loader's --memory; give it more memory to load it"
+                            ),
+                        })));
+                        return;
                     }
                     None => {
                         carry = text;
@@ -464,6 +483,15 @@ fn load_turtle(
                     // Everything before the error is irrelevant: the load stops.
                     return errors.record(batch_errors);
                 }
+            }
+            Some(Err(TurtleParseError::Io(e))) if e.kind() == std::io::ErrorKind::OutOfMemory => {
+                // oxttl reads a token into a buffer of at most 16 MiB.
+                let statements = runs.statements + batch.len() as u64;
+                return Err(LoadError::TermTooLong {
+                    file,
+                    statements,
+                    message: e.to_string(),
+                });
             }
             Some(Err(TurtleParseError::Io(e))) => {
                 return Err(LoadError::Io {
