@@ -207,6 +207,20 @@ impl<R: Read> Read for SkipBom<R> {
     }
 }
 
+
+struct Counting {
+    inner: Box<dyn Read + Send>,
+    consumed: Arc<AtomicU64>,
+}
+
+impl Read for Counting {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,18 +244,5 @@ mod tests {
         assert_eq!(read_all(b"ab"), b"ab");
         assert_eq!(read_all(b""), b"");
         assert_eq!(read_all(b"\xEF\xBB\xBF\xEF\xBB\xBF"), b"\xEF\xBB\xBF");
-    }
-}
-
-struct Counting {
-    inner: Box<dyn Read + Send>,
-    consumed: Arc<AtomicU64>,
-}
-
-impl Read for Counting {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.consumed.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
     }
 }
