@@ -36,6 +36,11 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Serve(_)) {
+        // Before any thread exists: the rayon pool and the main thread
+        // below are threads too.
+        malloc::single_arena();
+    }
     // Parsing, planning and running a query recurse on its structure; the
     // engine bounds the depth, and these threads have the stack for it.
     tern_engine::init_thread_pool();

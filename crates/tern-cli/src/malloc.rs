@@ -17,3 +17,16 @@ pub fn single_arena() {
         libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
+
+/// Hands freed memory back to the system. glibc keeps what a peak freed in
+/// its arena (a 200-client load left the idle server at 5.5 GB), so the
+/// server calls this whenever its last running query ends. It walks the
+/// arena under its lock: a few milliseconds for a large heap, which is why
+/// it waits for the server to be idle.
+pub fn trim() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim takes the arena's lock itself.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

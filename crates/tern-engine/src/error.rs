@@ -17,6 +17,8 @@ pub enum EngineError {
     Cancelled,
     #[error("memory budget of {budget} bytes exceeded")]
     MemoryBudget { budget: u64 },
+    #[error("the server's memory for queries ({budget} bytes) is in use; try again later")]
+    ServerMemory { budget: u64 },
     #[error("the saved state of this query is gone (expired or already resumed)")]
     StateGone,
     #[error("invalid saved query state: {0}")]

@@ -70,3 +70,76 @@ fn cross_products_stop_when_cancelled() {
         started.elapsed()
     );
 }
+
+/// Four copies of all 20,000 triples, joined as cross products: each hash
+/// table holds 20,000 rows (about 1.3 MB), all three together about 4 MB.
+const FOUR_WAY: &str = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i . ?j ?k ?l } LIMIT 1";
+
+fn first_row(engine: &Engine, query: &str, request: &QueryRequest) -> Result<(), EngineError> {
+    match engine.execute(query, request)?.outcome {
+        QueryOutcome::Solutions { mut rows, .. } => rows.next().transpose().map(drop),
+        _ => panic!("SELECT gives solutions"),
+    }
+}
+
+#[test]
+fn the_budget_counts_every_operator_of_a_query_together() {
+    let (_tmp, engine) = engine();
+    let budget = |bytes| QueryRequest {
+        memory_budget: Some(bytes),
+        ..QueryRequest::default()
+    };
+    // Each table alone fits in 2.5 MB; the three together do not.
+    let result = first_row(&engine, FOUR_WAY, &budget(5 << 19));
+    assert!(
+        matches!(result, Err(EngineError::MemoryBudget { .. })),
+        "{result:?}"
+    );
+    assert!(first_row(&engine, FOUR_WAY, &budget(64 << 20)).is_ok());
+    // A failed query gives its memory back.
+    assert_eq!(engine.memory_in_use(), 0);
+}
+
+#[test]
+fn the_server_budget_counts_all_running_queries_together() {
+    let text: String = (0..20_000)
+        .map(|i| {
+            format!(
+                "<http://e.org/s{}> <http://e.org/p{}> \"{i}\" .\n",
+                i % 997,
+                i % 7
+            )
+        })
+        .collect();
+    // What one query holds after its first row.
+    let (_tmp, engine) = common::engine_over("data.nt", &text, EngineOptions::default());
+    let first = engine.execute(FOUR_WAY, &QueryRequest::default()).unwrap();
+    let QueryOutcome::Solutions { rows: mut held, .. } = first.outcome else {
+        panic!("SELECT gives solutions")
+    };
+    held.next().unwrap().unwrap();
+    let one = engine.memory_in_use();
+    assert!(one > 3 << 20, "{one}");
+    drop(held);
+    let options = EngineOptions {
+        server_memory_budget: Some(one * 3 / 2),
+        ..EngineOptions::default()
+    };
+    let (_tmp, engine) = common::engine_over("data.nt", &text, options);
+    // One query alone fits the server's budget.
+    let first = engine.execute(FOUR_WAY, &QueryRequest::default()).unwrap();
+    let QueryOutcome::Solutions { rows: mut held, .. } = first.outcome else {
+        panic!("SELECT gives solutions")
+    };
+    held.next().unwrap().unwrap();
+    assert_eq!(engine.memory_in_use(), one);
+    // A second one while the first holds its tables does not.
+    let second = first_row(&engine, FOUR_WAY, &QueryRequest::default());
+    assert!(
+        matches!(second, Err(EngineError::ServerMemory { .. })),
+        "{second:?}"
+    );
+    drop(held);
+    assert_eq!(engine.memory_in_use(), 0);
+    assert!(first_row(&engine, FOUR_WAY, &QueryRequest::default()).is_ok());
+}

@@ -1,7 +1,19 @@
 //! What `tern serve` is told on its command line.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// Called on a query worker whenever the last query in the server ends
+/// (e.g. to hand freed memory back to the system).
+#[derive(Clone)]
+pub struct IdleHook(pub Arc<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for IdleHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("IdleHook")
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -33,6 +45,7 @@ pub struct ServerConfig {
     pub header_timeout: Duration,
     /// How long a client may take to send a request's body (408 beyond).
     pub body_timeout: Duration,
+    pub on_idle: Option<IdleHook>,
 }
 
 impl Default for ServerConfig {
@@ -50,6 +63,7 @@ impl Default for ServerConfig {
             token_key: None,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
+            on_idle: None,
         }
     }
 }

@@ -75,7 +75,9 @@ impl From<EngineError> for RequestError {
             EngineError::TooComplex(msg) => RequestError::BadRequest(msg),
             EngineError::Unsupported(_) => RequestError::NotImplemented(e.to_string()),
             EngineError::Timeout(_) => RequestError::Timeout(e.to_string()),
-            EngineError::MemoryBudget { .. } => RequestError::ResourceLimit(e.to_string()),
+            EngineError::MemoryBudget { .. } | EngineError::ServerMemory { .. } => {
+                RequestError::ResourceLimit(e.to_string())
+            }
             EngineError::StateGone => RequestError::Gone(format!(
                 "{e}: it is kept for a limited time and memory; run the query again"
             )),

@@ -29,7 +29,7 @@ mod scheduler;
 mod server;
 mod service;
 
-pub use config::ServerConfig;
+pub use config::{IdleHook, ServerConfig};
 pub use error::RequestError;
 
 use std::sync::Arc;
@@ -65,9 +65,13 @@ pub async fn serve(
         index_id: engine.index().meta().index_id.clone(),
         token_ttl: config.token_ttl,
     };
+    let scheduler = scheduler::Scheduler::new(config.workers, config.max_queued, config.quantum);
+    if let Some(hook) = config.on_idle.clone() {
+        scheduler.on_idle(hook);
+    }
     let state = Arc::new(server::AppState {
         engine,
-        scheduler: scheduler::Scheduler::new(config.workers, config.max_queued, config.quantum),
+        scheduler,
         paging: Arc::new(paging),
         config,
         metrics: metrics::Metrics::default(),

@@ -22,10 +22,11 @@
 //! Admission is bounded: the tasks in the system (running or waiting) never
 //! exceed the workers plus `max_queued`; beyond that requests get 503.
 
+use crate::config::IdleHook;
 use crate::paging::now_ms;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// What a task did with its turn.
@@ -162,6 +163,8 @@ struct Shared {
     running: AtomicUsize,
     /// Quanta that ended with the task put back (suspensions).
     yields: AtomicU64,
+    /// Called when the last task in the system is done.
+    on_idle: OnceLock<IdleHook>,
 }
 
 /// The server is full.
@@ -180,6 +183,7 @@ impl Scheduler {
             active: AtomicUsize::new(0),
             running: AtomicUsize::new(0),
             yields: AtomicU64::new(0),
+            on_idle: OnceLock::new(),
         });
         for i in 0..workers {
             let shared = shared.clone();
@@ -196,6 +200,11 @@ impl Scheduler {
             max_in_system: workers + max_queued,
             max_queued,
         }
+    }
+
+    /// Calls `hook` on a worker whenever the last task in the system ends.
+    pub fn on_idle(&self, hook: IdleHook) {
+        let _ = self.shared.on_idle.set(hook);
     }
 
     /// Admits a task to the back of the run queue.
@@ -304,8 +313,13 @@ fn worker(shared: &Shared) {
             Step::Done => {
                 drop(entry);
                 shared.active.fetch_sub(1, Ordering::SeqCst);
-                shared.in_system.fetch_sub(1, Ordering::SeqCst);
+                let left = shared.in_system.fetch_sub(1, Ordering::SeqCst) - 1;
                 blocked_turns = 0;
+                if left == 0 {
+                    if let Some(hook) = shared.on_idle.get() {
+                        (hook.0)();
+                    }
+                }
             }
             Step::Yielded | Step::Blocked => {
                 if step == Step::Yielded {

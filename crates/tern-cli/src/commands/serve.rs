@@ -35,6 +35,11 @@ pub struct ServeArgs {
     /// quarter of RAM), so one query cannot take the server down.
     #[arg(long, value_parser = parse_size)]
     memory: Option<u64>,
+    /// Memory for the materialized state of all running queries together,
+    /// e.g. 8G (default: half of RAM); a query that would pass it ends with
+    /// 507, the others go on.
+    #[arg(long, value_parser = parse_size)]
+    server_memory: Option<u64>,
     #[command(flatten)]
     cache: crate::cache::CacheArgs,
     /// Longest accepted query, in bytes (413 beyond).
@@ -69,7 +74,6 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
-    crate::malloc::single_arena();
     // One structured line per query on stderr (target tern::access);
     // RUST_LOG-style filtering is not needed for that.
     tracing_subscriber::fmt()
@@ -88,6 +92,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
             timeout,
             // default_memory() is 40% of RAM; 5/8 of it is a quarter.
             memory_budget: Some(args.memory.unwrap_or(default_memory() / 8 * 5)),
+            // Half of RAM (default_memory() is 40% of it) for all queries.
+            server_memory_budget: Some(args.server_memory.unwrap_or(default_memory() / 4 * 5)),
             ..EngineOptions::default()
         },
     );
@@ -101,6 +107,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     };
     config.quantum = (!args.quantum.is_zero()).then_some(args.quantum);
     config.token_ttl = args.token_ttl;
+    config.on_idle = Some(tern_server::IdleHook(Arc::new(crate::malloc::trim)));
     config.header_timeout = args.header_timeout.max(Duration::from_millis(1));
     config.body_timeout = args.body_timeout.max(Duration::from_millis(1));
     config.stash_bytes = args.stash_memory;

@@ -1,6 +1,7 @@
 //! What stops a query: a deadline, a memory budget and a cancellation flag
 //! that another thread can raise.
 
+use super::SharedMemory;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +12,8 @@ pub struct Limits {
     pub timeout: Option<Duration>,
     pub memory_budget: Option<u64>,
     pub cancel: CancelFlag,
+    /// The memory of all queries of the engine, and its budget.
+    pub shared_memory: Option<Arc<SharedMemory>>,
 }
 
 /// Stops a running query from another thread (a client went away, an

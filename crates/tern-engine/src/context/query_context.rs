@@ -2,7 +2,7 @@
 //! vocabulary), the dataset, the clock of time-sliced turns and the limits
 //! that stop a query.
 
-use super::{CancelFlag, Limits};
+use super::{CancelFlag, Limits, MemoryAccount, MemoryCharge};
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Term;
@@ -47,12 +47,10 @@ pub struct QueryContext {
     pub default_graph: GraphSet,
     pub named_graphs: GraphSet,
     started: Instant,
-    memory_budget: Option<u64>,
+    memory: Arc<MemoryAccount>,
     /// The flag of the request the query runs for now: a query kept running
     /// between pages (see [`rearm`](Self::rearm)) serves one request per page.
     cancel: Mutex<CancelFlag>,
-    /// The largest materialized state an operator reported, in bytes.
-    largest_state: AtomicU64,
     /// When the timeout started counting, in nanoseconds after `started`.
     timeout_from: AtomicU64,
     /// The timeout in nanoseconds (`NO_TIMEOUT`: none); changes with the
@@ -80,6 +78,7 @@ impl QueryContext {
             timeout,
             memory_budget,
             cancel,
+            shared_memory,
         } = limits;
         QueryContext {
             index,
@@ -87,10 +86,9 @@ impl QueryContext {
             default_graph,
             named_graphs,
             started: Instant::now(),
-            memory_budget,
+            memory: Arc::new(MemoryAccount::new(memory_budget, shared_memory)),
             cancel: Mutex::new(cancel),
             timeout_from: AtomicU64::new(0),
-            largest_state: AtomicU64::new(0),
             timeout: AtomicU64::new(timeout_nanos(timeout)),
             turn_ends: AtomicU64::new(NO_TURN),
             yielded: AtomicBool::new(false),
@@ -182,19 +180,16 @@ impl QueryContext {
         ends != NO_TURN && self.started.elapsed().as_nanos() >= u128::from(ends)
     }
 
-    /// Fails cleanly when materialized state of `bytes` exceeds the budget.
-    pub fn check_memory(&self, bytes: u64) -> Result<(), EngineError> {
-        self.largest_state.fetch_max(bytes, Ordering::Relaxed);
-        match self.memory_budget {
-            Some(budget) if bytes > budget => Err(EngineError::MemoryBudget { budget }),
-            _ => Ok(()),
-        }
+    /// A charge for an operator's materialized state, counted against the
+    /// query's and the server's memory budgets (see `context::memory`).
+    pub fn memory_charge(&self) -> MemoryCharge {
+        MemoryCharge::new(self.memory.clone())
     }
 
-    /// The largest materialized state an operator reported so far (an
-    /// estimate of what the query holds).
+    /// The most the query's operators held at once, in bytes (an estimate
+    /// of what a parked query holds).
     pub fn largest_state(&self) -> u64 {
-        self.largest_state.load(Ordering::Relaxed)
+        self.memory.peak()
     }
 
     /// The ID of a term if the index or this query knows it.

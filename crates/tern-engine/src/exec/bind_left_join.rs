@@ -9,7 +9,7 @@ use super::cursor::{NextRow, RowCursor};
 use super::profile::OperatorInfo;
 use super::rows::Sources;
 use super::{Batch, BoxedOperator, Operator, Solution, BATCH_ROWS};
-use crate::context::QueryContext;
+use crate::context::{MemoryCharge, QueryContext};
 use crate::expr::Scope;
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
@@ -25,6 +25,8 @@ pub type PlanRight =
 
 pub struct BindLeftJoin {
     ctx: Arc<QueryContext>,
+    /// What its materialized state costs, in the query's memory account.
+    memory: MemoryCharge,
     variables: Vec<Variable>,
     left: RowCursor,
     /// Left columns of the variables the right pattern mentions.
@@ -68,6 +70,7 @@ impl BindLeftJoin {
             .collect();
         let filter = filter.map(|e| Condition::new(ctx.clone(), e, &variables, scope));
         BindLeftJoin {
+            memory: ctx.memory_charge(),
             ctx,
             variables,
             left: RowCursor::new(left),
@@ -232,7 +235,7 @@ impl Operator for BindLeftJoin {
                 }
             }
         }
-        self.ctx.check_memory((out.len * (width * 8 + 24)) as u64)?;
+        self.memory.set((out.len * width * 8) as u64)?;
         if ended && out.len == 0 {
             return Ok(None);
         }

@@ -9,7 +9,7 @@
 //! stashes the rows pulled so far with the input's position.
 
 use super::{BoxedOperator, Operator, RowTable, TableSteps};
-use crate::context::QueryContext;
+use crate::context::{row_vec_bytes, MemoryCharge, QueryContext};
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use tern_index::Id;
@@ -18,6 +18,9 @@ use tern_index::Id;
 #[derive(Default)]
 pub struct Collector {
     rows: Vec<Vec<Id>>,
+    /// What the rows cost, counted until the collector is dropped: rows
+    /// taken out are still held by the operator that took them.
+    charge: Option<MemoryCharge>,
 }
 
 /// Why [`Collector::pull_up_to`] stopped.
@@ -59,7 +62,7 @@ impl Collector {
             for i in 0..batch.len {
                 self.rows.push(batch.row(i));
             }
-            ctx.check_memory((self.rows.len() * (width * 8 + 24)) as u64)?;
+            self.charge(ctx, row_vec_bytes(self.rows.len(), width))?;
             // An empty batch: the input paused for the end of the turn.
             if batch.len == 0 || ctx.should_yield() {
                 return Ok(Pulled::Paused);
@@ -68,6 +71,14 @@ impl Collector {
                 return Ok(Pulled::Full);
             }
         }
+    }
+
+    /// Counts `bytes` as what the rows pulled (and anything made of them)
+    /// hold now.
+    pub fn charge(&mut self, ctx: &QueryContext, bytes: u64) -> Result<(), EngineError> {
+        self.charge
+            .get_or_insert_with(|| ctx.memory_charge())
+            .set(bytes)
     }
 
     /// Replaces the rows pulled so far (with the ones of them to keep).
@@ -164,8 +175,14 @@ impl BuildSide {
             if !self.collector.pull(input.as_mut(), ctx)? {
                 return Ok(None);
             }
+            let width = input.variables().len();
             self.input = None;
             let rows = self.collector.take();
+            // The table's key index: a hash and a row number per row, and
+            // as much again while it is sorted.
+            let index = (rows.len() * 24) as u64;
+            self.collector
+                .charge(ctx, row_vec_bytes(rows.len(), width) + index)?;
             let steps = TableSteps::new(rows, self.key_columns.clone());
             self.indexing = Some(Box::new(steps));
         }

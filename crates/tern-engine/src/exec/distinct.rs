@@ -3,7 +3,7 @@
 
 use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
-use crate::context::QueryContext;
+use crate::context::{MemoryCharge, QueryContext};
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
@@ -13,6 +13,8 @@ use tern_index::Id;
 
 pub struct Distinct {
     ctx: Arc<QueryContext>,
+    /// What its materialized state costs, in the query's memory account.
+    memory: MemoryCharge,
     input: BoxedOperator,
     seen: FxHashSet<Vec<Id>>,
 }
@@ -20,6 +22,7 @@ pub struct Distinct {
 impl Distinct {
     pub fn new(ctx: Arc<QueryContext>, input: BoxedOperator) -> Distinct {
         Distinct {
+            memory: ctx.memory_charge(),
             ctx,
             input,
             seen: FxHashSet::default(),
@@ -66,8 +69,8 @@ impl Operator for Distinct {
             };
             self.ctx.check()?;
             let out = batch.retain_rows(|row| Ok(self.seen.insert(row.to_vec())))?;
-            self.ctx
-                .check_memory((self.seen.len() * (width * 8 + 32)) as u64)?;
+            self.memory
+                .set((self.seen.len() * (width * 8 + 56)) as u64)?;
             // Nothing new: go on, unless the input paused.
             if out.len > 0 || batch.len == 0 {
                 return Ok(Some(out));

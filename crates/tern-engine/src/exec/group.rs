@@ -2,7 +2,7 @@
 
 use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
-use crate::context::QueryContext;
+use crate::context::{MemoryCharge, QueryContext};
 use crate::expr::Accumulator;
 use crate::expr::MemoizedEvaluator;
 use crate::suspend::{bad_state, OperatorState, Stash};
@@ -26,6 +26,8 @@ enum AggregateInput {
 
 pub struct Group {
     ctx: Arc<QueryContext>,
+    /// What its materialized state costs, in the query's memory account.
+    memory: MemoryCharge,
     input: Option<BoxedOperator>,
     variables: Vec<Variable>,
     key_columns: Vec<Option<usize>>,
@@ -100,6 +102,7 @@ impl Group {
             })
             .collect();
         Group {
+            memory: ctx.memory_charge(),
             ctx,
             input: Some(input),
             variables,
@@ -289,8 +292,8 @@ impl Group {
                 }
             }
         }
-        self.ctx
-            .check_memory((groups.len() * (self.variables.len() * 64 + 64)) as u64)?;
+        self.memory
+            .set((groups.len() * (self.variables.len() * 64 + 64)) as u64)?;
         Ok(())
     }
 }

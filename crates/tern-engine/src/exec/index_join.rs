@@ -7,7 +7,7 @@ use super::profile::OperatorInfo;
 use super::rows::{Solution, Sources};
 use super::scan::{GraphScope, PatternTerm, Scan};
 use super::{Batch, BoxedOperator, Operator};
-use crate::context::QueryContext;
+use crate::context::{MemoryCharge, QueryContext};
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
@@ -19,6 +19,8 @@ use tern_index::{Id, Index};
 
 pub struct IndexJoin {
     ctx: Arc<QueryContext>,
+    /// What its materialized state costs, in the query's memory account.
+    memory: MemoryCharge,
     variables: Vec<Variable>,
     left: BoxedOperator,
     pattern_variables: Vec<Variable>,
@@ -50,6 +52,7 @@ impl IndexJoin {
             .map(|v| left.variables().iter().position(|l| l == v))
             .collect();
         IndexJoin {
+            memory: ctx.memory_charge(),
             ctx,
             variables,
             left,
@@ -195,8 +198,8 @@ impl Operator for IndexJoin {
                     out.push_merged(&left, right, &self.sources);
                 }
             }
-            self.ctx
-                .check_memory((out.len * (width * 8 + 24) + found_rows.len() * 8) as u64)?;
+            self.memory
+                .set((out.len * width * 8 + found_rows.len() * 8) as u64)?;
             // Nothing joined: go on, unless the left side paused or the
             // turn is over.
             if out.len > 0 || batch.len == 0 || self.ctx.should_yield() {

@@ -4,7 +4,7 @@
 
 use super::cursor::{NextRow, RowCursor};
 use super::{Batch, BoxedOperator, BuildSide, Operator, RowTable, BATCH_ROWS};
-use crate::context::QueryContext;
+use crate::context::{MemoryCharge, QueryContext};
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use tern_index::Id;
@@ -21,6 +21,9 @@ pub enum EmptyBuild {
 pub struct JoinInputs {
     pub probe: RowCursor,
     pub build: BuildSide,
+    /// The output batch being made: one probe row of a cross product adds
+    /// the whole table to it.
+    output: Option<MemoryCharge>,
 }
 
 impl JoinInputs {
@@ -29,6 +32,7 @@ impl JoinInputs {
         JoinInputs {
             probe: RowCursor::new(probe),
             build: BuildSide::new(build, key_columns),
+            output: None,
         }
     }
 
@@ -79,7 +83,9 @@ impl JoinInputs {
             };
             per_row(&row, table, &mut out)?;
         }
-        ctx.check_memory((out.len * (width * 8 + 24)) as u64)?;
+        self.output
+            .get_or_insert_with(|| ctx.memory_charge())
+            .set((out.len * width * 8) as u64)?;
         Ok((out.len > 0).then_some(out))
     }
 

@@ -5,7 +5,7 @@
 use super::profile::OperatorInfo;
 use super::scan::{GraphScope, PatternTerm, Scan};
 use super::{Batch, Operator};
-use crate::context::QueryContext;
+use crate::context::{row_vec_bytes, MemoryCharge, QueryContext};
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::{NamedNode, Variable};
@@ -22,6 +22,8 @@ pub struct PathScan {
     path: Option<Path>,
     graph: GraphScope,
     output: std::vec::IntoIter<Vec<Id>>,
+    /// The pairs and rows it materializes, in the query's memory account.
+    memory: MemoryCharge,
 }
 
 impl PathScan {
@@ -34,6 +36,7 @@ impl PathScan {
         graph: GraphScope,
     ) -> PathScan {
         PathScan {
+            memory: ctx.memory_charge(),
             ctx,
             variables,
             subject,
@@ -49,6 +52,7 @@ impl PathScan {
 struct Walker<'a> {
     ctx: &'a Arc<QueryContext>,
     graph: GraphScope,
+    memory: &'a MemoryCharge,
 }
 
 impl Walker<'_> {
@@ -170,6 +174,10 @@ impl Walker<'_> {
                     frontier.push(next);
                 }
             }
+            if seen.len().is_multiple_of(4096) {
+                // The set, the nodes found and the frontier.
+                self.memory.set((seen.len() * 40) as u64)?;
+            }
         }
         Ok(out)
     }
@@ -217,6 +225,7 @@ impl Walker<'_> {
                 let mut out = Vec::new();
                 for s in self.all_nodes()? {
                     out.extend(self.step(path, s, true)?.into_iter().map(|o| (s, o)));
+                    self.memory.set((out.len() * 16) as u64)?;
                 }
                 out
             }
@@ -285,6 +294,7 @@ impl Operator for PathScan {
                 let walker = Walker {
                     ctx: &self.ctx,
                     graph,
+                    memory: &self.memory,
                 };
                 for (s, o) in walker.pairs(&path, constant(self.subject), constant(self.object))? {
                     let mut row = vec![Id::UNDEFINED; width];
@@ -307,6 +317,7 @@ impl Operator for PathScan {
                         rows.push(row);
                     }
                 }
+                self.memory.set(row_vec_bytes(rows.len(), width))?;
             }
             self.output = rows.into_iter();
         }

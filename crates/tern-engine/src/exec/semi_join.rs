@@ -7,7 +7,7 @@
 use super::condition::Condition;
 use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
-use crate::context::QueryContext;
+use crate::context::{MemoryCharge, QueryContext};
 use crate::expr::is_blank_variable;
 use crate::expr::Scope;
 use crate::suspend::{bad_state, OperatorState, Stash};
@@ -21,6 +21,8 @@ use tern_index::Id;
 
 pub struct SemiJoin {
     ctx: Arc<QueryContext>,
+    /// What its materialized state costs, in the query's memory account.
+    memory: MemoryCharge,
     outer: BoxedOperator,
     /// The pattern, until its solutions are in `table`.
     pattern: Option<BoxedOperator>,
@@ -48,6 +50,8 @@ pub struct SolutionIndex {
     rows: Vec<Id>,
     /// By mask of the shared columns used: key values → row numbers.
     by_mask: FxHashMap<u32, FxHashMap<Vec<Id>, Vec<u32>>>,
+    /// What the indexes built on first need cost.
+    memory: Option<MemoryCharge>,
 }
 
 impl SolutionIndex {
@@ -71,7 +75,10 @@ impl SolutionIndex {
                     .or_default()
                     .push(i);
             }
-            ctx.check_memory(self.bytes() * (self.by_mask.len() as u64 + 1))?;
+            let bytes = self.bytes() * (self.by_mask.len() as u64 + 1);
+            self.memory
+                .get_or_insert_with(|| ctx.memory_charge())
+                .set(bytes)?;
             self.by_mask.insert(mask, map);
         }
         Ok(())
@@ -117,6 +124,7 @@ impl SemiJoin {
             Condition::new(ctx.clone(), expression, &variables, scope)
         });
         SemiJoin {
+            memory: ctx.memory_charge(),
             ctx,
             outer,
             pattern: Some(pattern),
@@ -159,8 +167,8 @@ impl SemiJoin {
                 rows.extend(columns.iter().map(|&c| batch.columns[c][i]));
                 count += 1;
             }
-            self.ctx
-                .check_memory((rows.len() * 8 + count * (shared * 8 + 56)) as u64)?;
+            self.memory
+                .set((rows.len() * 8 + count * (shared * 8 + 56)) as u64)?;
             if stride == 0 && count > 0 {
                 break;
             }
@@ -178,6 +186,7 @@ impl SemiJoin {
             count,
             rows,
             by_mask,
+            memory: None,
         })
     }
 

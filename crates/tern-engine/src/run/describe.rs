@@ -26,6 +26,10 @@ pub(crate) fn describe(
     let mut done: FxHashSet<Id> = FxHashSet::default();
     let mut triples = Vec::new();
     let mut seen = FxHashSet::default();
+    // The descriptions are collected whole (twice: the list and the set
+    // that removes duplicates) before the first is returned.
+    let memory = ctx.memory_charge();
+    let mut bytes = (todo.len() * 8) as u64;
     while let Some(resource) = todo.pop() {
         if !done.insert(resource) {
             continue;
@@ -53,10 +57,26 @@ pub(crate) fn describe(
                 }
                 let triple = Triple::new(subject.clone(), p.clone(), o.clone());
                 if seen.insert(triple.clone()) {
+                    bytes += 2 * triple_bytes(&triple);
                     triples.push(triple);
                 }
             }
+            memory.set(bytes + (done.len() * 16) as u64)?;
         }
     }
     Ok(triples)
+}
+
+/// About what one triple's terms take in memory.
+fn triple_bytes(triple: &Triple) -> u64 {
+    let object = match &triple.object {
+        Term::NamedNode(n) => n.as_str().len(),
+        Term::BlankNode(b) => b.as_str().len(),
+        Term::Literal(l) => l.value().len() + l.datatype().as_str().len(),
+    };
+    let subject = match &triple.subject {
+        NamedOrBlankNode::NamedNode(n) => n.as_str().len(),
+        NamedOrBlankNode::BlankNode(b) => b.as_str().len(),
+    };
+    (subject + triple.predicate.as_str().len() + object + 160) as u64
 }

@@ -5,7 +5,7 @@ use super::parsed::ParsedQueries;
 use super::solution_stream::{ParkedStream, SolutionStream};
 use super::triple_stream::{TripleSource, TripleStream};
 use super::{construct, describe, QueryOutcome};
-use crate::context::{CancelFlag, GraphSet, Limits, QueryContext};
+use crate::context::{CancelFlag, GraphSet, Limits, QueryContext, SharedMemory};
 use crate::exec::Profile;
 use crate::plan::{GraphContext, OptionalJoins, Planner};
 use crate::suspend::{bad_state, SavedQuery, Stash};
@@ -28,6 +28,10 @@ pub struct EngineOptions {
     /// Stop the query with [`EngineError::MemoryBudget`] beyond this many bytes
     /// of materialized state.
     pub memory_budget: Option<u64>,
+    /// Stop a query with [`EngineError::ServerMemory`] when the
+    /// materialized state of all running queries together would pass this
+    /// many bytes.
+    pub server_memory_budget: Option<u64>,
     /// How OPTIONAL is evaluated.
     pub optional_joins: OptionalJoins,
 }
@@ -38,6 +42,7 @@ impl Default for EngineOptions {
             default_graph_is_union: true,
             timeout: None,
             memory_budget: None,
+            server_memory_budget: None,
             optional_joins: OptionalJoins::ByCost,
         }
     }
@@ -85,15 +90,23 @@ pub struct Engine {
     index: Arc<Index>,
     options: EngineOptions,
     parsed: Arc<ParsedQueries>,
+    memory: Arc<SharedMemory>,
 }
 
 impl Engine {
     pub fn new(index: Arc<Index>, options: EngineOptions) -> Engine {
         Engine {
             index,
+            memory: Arc::new(SharedMemory::new(options.server_memory_budget)),
             options,
             parsed: Arc::default(),
         }
+    }
+
+    /// Bytes of materialized state (hash tables, sorted rows, groups…) that
+    /// this engine's running queries hold now.
+    pub fn memory_in_use(&self) -> u64 {
+        self.memory.used()
     }
 
     pub fn index(&self) -> &Arc<Index> {
@@ -303,6 +316,7 @@ impl Engine {
                 timeout: self.timeout_for(request),
                 memory_budget: lower(self.options.memory_budget, request.memory_budget),
                 cancel: request.cancel.clone(),
+                shared_memory: Some(self.memory.clone()),
             },
             base_iri,
             now,

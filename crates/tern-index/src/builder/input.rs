@@ -207,7 +207,6 @@ impl<R: Read> Read for SkipBom<R> {
     }
 }
 
-
 struct Counting {
     inner: Box<dyn Read + Send>,
     consumed: Arc<AtomicU64>,

@@ -1,0 +1,166 @@
+//! Memory budgets that hold: every operator that materializes state (hash
+//! tables, sorted and grouped rows, DISTINCT sets, large output batches)
+//! keeps a [`MemoryCharge`] saying how many bytes it holds now. The charges
+//! of one query add up in its [`MemoryAccount`], checked against the query's
+//! budget, and the accounts of all queries of an engine add up in its
+//! [`SharedMemory`], checked against the server's. A charge that pushes
+//! either over its budget fails that query (`EngineError::MemoryBudget`),
+//! never the process; a charge dropped with its operator gives its bytes
+//! back.
+
+use crate::EngineError;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// The memory all queries of one engine hold, and how much they may.
+#[derive(Debug, Default)]
+pub struct SharedMemory {
+    used: AtomicU64,
+    budget: Option<u64>,
+}
+
+impl SharedMemory {
+    pub fn new(budget: Option<u64>) -> SharedMemory {
+        SharedMemory {
+            used: AtomicU64::new(0),
+            budget,
+        }
+    }
+
+    /// Bytes the running queries' operators hold now.
+    pub fn used(&self) -> u64 {
+        self.used.load(Ordering::Relaxed)
+    }
+}
+
+/// One query's memory: the sum of its operators' charges.
+#[derive(Debug, Default)]
+pub struct MemoryAccount {
+    used: AtomicU64,
+    peak: AtomicU64,
+    budget: Option<u64>,
+    shared: Option<Arc<SharedMemory>>,
+}
+
+impl MemoryAccount {
+    pub fn new(budget: Option<u64>, shared: Option<Arc<SharedMemory>>) -> MemoryAccount {
+        MemoryAccount {
+            budget,
+            shared,
+            ..MemoryAccount::default()
+        }
+    }
+
+    /// The most the query's operators held at once.
+    pub fn peak(&self) -> u64 {
+        self.peak.load(Ordering::Relaxed)
+    }
+
+    fn add(&self, bytes: u64) {
+        let now = self.used.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        self.peak.fetch_max(now, Ordering::Relaxed);
+        if let Some(shared) = &self.shared {
+            shared.used.fetch_add(bytes, Ordering::Relaxed);
+        }
+    }
+
+    fn sub(&self, bytes: u64) {
+        self.used.fetch_sub(bytes, Ordering::Relaxed);
+        if let Some(shared) = &self.shared {
+            shared.used.fetch_sub(bytes, Ordering::Relaxed);
+        }
+    }
+
+    fn check(&self) -> Result<(), EngineError> {
+        if let Some(budget) = self.budget {
+            if self.used.load(Ordering::Relaxed) > budget {
+                return Err(EngineError::MemoryBudget { budget });
+            }
+        }
+        if let Some(shared) = &self.shared {
+            if let Some(budget) = shared.budget {
+                if shared.used.load(Ordering::Relaxed) > budget {
+                    return Err(EngineError::ServerMemory { budget });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The bytes one operator holds, counted in its query's account until the
+/// charge is dropped.
+#[derive(Debug)]
+pub struct MemoryCharge {
+    account: Arc<MemoryAccount>,
+    /// Atomic only so that operators can charge through `&self`; one
+    /// operator's charge is set from one thread at a time.
+    bytes: AtomicU64,
+}
+
+impl MemoryCharge {
+    pub fn new(account: Arc<MemoryAccount>) -> MemoryCharge {
+        MemoryCharge {
+            account,
+            bytes: AtomicU64::new(0),
+        }
+    }
+
+    /// The operator holds `bytes` now; fails when that puts its query or
+    /// the server over budget (the bytes stay counted until the operator,
+    /// and with it the charge, is dropped).
+    pub fn set(&self, bytes: u64) -> Result<(), EngineError> {
+        let before = self.bytes.swap(bytes, Ordering::Relaxed);
+        if bytes > before {
+            self.account.add(bytes - before);
+            self.account.check()
+        } else {
+            self.account.sub(before - bytes);
+            Ok(())
+        }
+    }
+}
+
+impl Drop for MemoryCharge {
+    fn drop(&mut self) {
+        self.account.sub(*self.bytes.get_mut());
+    }
+}
+
+/// Bytes of `rows` rows of `width` IDs each held as one `Vec<Id>` per row:
+/// the IDs, the vector's header and the allocator's overhead.
+pub fn row_vec_bytes(rows: usize, width: usize) -> u64 {
+    (rows * (width * 8 + 40)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn charges_add_up_per_query_and_per_server_and_are_given_back() {
+        let server = Arc::new(SharedMemory::new(Some(1000)));
+        let a = Arc::new(MemoryAccount::new(Some(600), Some(server.clone())));
+        let b = Arc::new(MemoryAccount::new(None, Some(server.clone())));
+        let a1 = MemoryCharge::new(a.clone());
+        let a2 = MemoryCharge::new(a.clone());
+        a1.set(400).unwrap();
+        // Each charge alone is within the budget; together they are not.
+        assert!(matches!(
+            a2.set(300),
+            Err(EngineError::MemoryBudget { budget: 600 })
+        ));
+        a2.set(100).unwrap();
+        assert_eq!((a.peak(), server.used()), (700, 500));
+        let b1 = MemoryCharge::new(b.clone());
+        assert!(matches!(
+            b1.set(600),
+            Err(EngineError::ServerMemory { budget: 1000 })
+        ));
+        drop(b1);
+        drop(a1);
+        assert_eq!(server.used(), 100);
+        drop(a2);
+        assert_eq!(server.used(), 0);
+    }
+}
