@@ -7,8 +7,9 @@ use tern_engine::{CancelFlag, Engine, EngineError, EngineOptions, QueryOutcome, 
 
 mod common;
 
-fn engine() -> (tempfile::TempDir, Engine) {
-    let text: String = (0..20_000)
+/// 20,000 triples over 997 subjects and 7 predicates.
+fn data() -> String {
+    (0..20_000)
         .map(|i| {
             format!(
                 "<http://e.org/s{}> <http://e.org/p{}> \"{i}\" .\n",
@@ -16,8 +17,11 @@ fn engine() -> (tempfile::TempDir, Engine) {
                 i % 7
             )
         })
-        .collect();
-    common::engine_over("data.nt", &text, EngineOptions::default())
+        .collect()
+}
+
+fn engine() -> (tempfile::TempDir, Engine) {
+    common::engine_over("data.nt", &data(), EngineOptions::default())
 }
 
 /// 400 million combinations: far too many to finish in the test.
@@ -102,15 +106,7 @@ fn the_budget_counts_every_operator_of_a_query_together() {
 
 #[test]
 fn the_server_budget_counts_all_running_queries_together() {
-    let text: String = (0..20_000)
-        .map(|i| {
-            format!(
-                "<http://e.org/s{}> <http://e.org/p{}> \"{i}\" .\n",
-                i % 997,
-                i % 7
-            )
-        })
-        .collect();
+    let text = data();
     // What one query holds after its first row.
     let (_tmp, engine) = common::engine_over("data.nt", &text, EngineOptions::default());
     let first = engine.execute(FOUR_WAY, &QueryRequest::default()).unwrap();
