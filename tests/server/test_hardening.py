@@ -5,6 +5,7 @@ import re
 import socket
 import time
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlencode
 
 import pytest
 import requests
@@ -283,4 +284,98 @@ def test_memory_is_given_back_when_the_server_is_idle(big_index):
         assert peak > before + 40, (before, peak, after)
         assert after <= before * 1.2 + 10, (before, peak, after)
     finally:
+        s.stop()
+
+
+ENDLESS = "SELECT * WHERE { ?a ?b ?c . ?d ?e ?f }"  # 4e10 rows of the big index
+
+
+def stalled_client(server, query=ENDLESS):
+    """A connection that asks for a huge result and never reads it."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect((server.host, server.port))
+    target = "/sparql?" + urlencode({"query": query})
+    sock.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\nAccept: text/tab-separated-values\r\n\r\n".encode())
+    return sock
+
+
+def wait_for(condition, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_clients_that_never_read_hold_no_admission_slot(big_index):
+    """70 clients start endless results and never read: their queries are
+    parked off the run queue, so another client is still served at once
+    (they used to hold every slot: 503 for everyone)."""
+    s = Server(big_index, "--workers", "2", "--max-queued", "8", "--max-per-client", "1000")
+    socks = []
+    try:
+        # They come a few at a time (arriving all in the same millisecond,
+        # the ones past the queue would get 503 before the first ones have
+        # filled their buffers and been parked).
+        for wave in range(14):
+            socks.extend(stalled_client(s) for _ in range(5))
+            want = 5 * (wave + 1)
+            assert wait_for(lambda: s.metrics().get("tern_queries_stalled", 0) >= want), s.metrics()
+        started = time.monotonic()
+        r = post(s, "SELECT (COUNT(*) AS ?n) WHERE { ?s <http://example.org/big/n> ?v }", timeout=30)
+        assert r.status_code == 200, r.text
+        assert int(r.json()["results"]["bindings"][0]["n"]["value"]) == 50_000
+        assert time.monotonic() - started < 5
+        # No worker spins on them: the parked queries use no CPU.
+        cpu = lambda: sum(map(int, open(f"/proc/{s.proc.pid}/stat").read().rsplit(")", 1)[1].split()[11:13]))
+        before = cpu()
+        time.sleep(1.0)
+        assert cpu() - before < 50, "parked queries still run"  # clock ticks: < 0.5 s of CPU in 1 s
+    finally:
+        for sock in socks:
+            sock.close()
+        s.stop()
+
+
+def test_parked_queries_are_dropped_after_the_stall_timeout(big_index):
+    s = Server(big_index, "--workers", "2", "--stall-timeout", "2s", "--max-per-client", "1000")
+    socks = []
+    try:
+        for _ in range(5):
+            socks.append(stalled_client(s))
+        assert wait_for(lambda: s.metrics().get("tern_queries_stalled", 0) >= 5)
+        assert wait_for(lambda: s.metrics().get("tern_stalled_dropped_total", 0) >= 5, timeout=20)
+        metrics = s.metrics()
+        assert metrics["tern_queries_stalled"] == 0 and metrics["tern_queries_active"] == 0, metrics
+        # The dropped responses end unfinished: a reader sees no final chunk.
+        socks[0].settimeout(10)
+        data = b""
+        while part := socks[0].recv(1 << 20):
+            data += part
+        assert data.startswith(b"HTTP/1.1 200") and not data.endswith(b"\r\n0\r\n\r\n")
+        assert_alive(s)
+    finally:
+        for sock in socks:
+            sock.close()
+        s.stop()
+
+
+def test_one_client_gets_429_beyond_its_share(big_index):
+    s = Server(big_index, "--workers", "2", "--max-per-client", "2")
+    socks = []
+    try:
+        socks = [stalled_client(s), stalled_client(s)]
+        assert wait_for(lambda: s.metrics().get("tern_queries_stalled", 0) >= 2)
+        r = post(s, ALIVE, timeout=30)
+        assert r.status_code == 429, r.text
+        assert r.headers["Retry-After"] == "1" and "already has 2 queries" in r.text
+        for sock in socks:
+            sock.close()
+        # Closed clients cancel their queries and give their slots back.
+        assert wait_for(lambda: post(s, ALIVE, timeout=30).status_code == 200, timeout=20)
+    finally:
+        for sock in socks:
+            sock.close()
         s.stop()

@@ -46,6 +46,13 @@ pub struct ServerConfig {
     /// How long a client may take to send a request's body (408 beyond).
     pub body_timeout: Duration,
     pub on_idle: Option<IdleHook>,
+    /// Most queries parked at once because their clients do not read.
+    pub max_stalled: usize,
+    /// A parked query whose client reads nothing this long is dropped.
+    pub stall_timeout: Duration,
+    /// Most queries one client address may have in the server at once
+    /// (running, waiting or parked); beyond, 503.
+    pub max_per_client: usize,
 }
 
 impl Default for ServerConfig {
@@ -64,6 +71,9 @@ impl Default for ServerConfig {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             on_idle: None,
+            max_stalled: 256,
+            stall_timeout: Duration::from_secs(60),
+            max_per_client: 32,
         }
     }
 }

@@ -31,6 +31,9 @@ pub enum RequestError {
     Timeout(String),
     #[error("{0}")]
     ResourceLimit(String),
+    /// One client address has as many queries in the server as it may.
+    #[error("{0}")]
+    TooManyFromClient(String),
     /// The client did not send its request body in time.
     #[error("{0}")]
     SlowClient(String),
@@ -52,6 +55,7 @@ impl RequestError {
             RequestError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             RequestError::ResourceLimit(_) => StatusCode::INSUFFICIENT_STORAGE,
             RequestError::SlowClient(_) => StatusCode::REQUEST_TIMEOUT,
+            RequestError::TooManyFromClient(_) => StatusCode::TOO_MANY_REQUESTS,
             RequestError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -59,7 +63,7 @@ impl RequestError {
     /// The label of `tern_queries_total{outcome=...}`.
     pub fn outcome(&self) -> &'static str {
         match self {
-            RequestError::Busy(_) => "rejected",
+            RequestError::Busy(_) | RequestError::TooManyFromClient(_) => "rejected",
             RequestError::Timeout(_) => "timeout",
             RequestError::ResourceLimit(_) => "memory",
             RequestError::Internal(_) => "error",
@@ -96,7 +100,10 @@ impl IntoResponse for RequestError {
             header::CONTENT_TYPE,
             HeaderValue::from_static("text/plain; charset=utf-8"),
         );
-        if matches!(self, RequestError::Busy(_)) {
+        if matches!(
+            self,
+            RequestError::Busy(_) | RequestError::TooManyFromClient(_)
+        ) {
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         response

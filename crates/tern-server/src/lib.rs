@@ -15,6 +15,7 @@
 
 mod body;
 mod chunk;
+mod clients;
 mod config;
 mod encoding;
 mod error;
@@ -69,9 +70,15 @@ pub async fn serve(
     if let Some(hook) = config.on_idle.clone() {
         scheduler.on_idle(hook);
     }
+    scheduler.park_blocked(scheduler::Parking {
+        runtime: tokio::runtime::Handle::current(),
+        max_stalled: config.max_stalled,
+        stall_timeout: config.stall_timeout,
+    });
     let state = Arc::new(server::AppState {
         engine,
         scheduler,
+        clients: clients::ClientSlots::new(config.max_per_client),
         paging: Arc::new(paging),
         config,
         metrics: metrics::Metrics::default(),

@@ -3,13 +3,19 @@
 //! and never finishes a request head (slowloris) loses them after
 //! `header_timeout` instead of holding them open.
 
+use axum::body::Body;
 use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
-use hyper_util::service::TowerToHyperService;
+use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::net::TcpListener;
+use tower_service::Service;
+
+/// The address of the client that sent a request (a request extension).
+#[derive(Debug, Clone, Copy)]
+pub struct Peer(pub SocketAddr);
 
 /// How long open connections may take to finish after shutdown began.
 const DRAIN: Duration = Duration::from_secs(10);
@@ -42,10 +48,16 @@ pub async fn serve(
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::warn!("cannot set TCP_NODELAY: {e}");
         }
+        let router = router.clone();
+        let service = hyper::service::service_fn(move |request: hyper::Request<_>| {
+            let mut request = request.map(Body::new);
+            request.extensions_mut().insert(Peer(peer));
+            router.clone().call(request)
+        });
         let connection = http1::Builder::new()
             .timer(TokioTimer::new())
             .header_read_timeout(header_timeout)
-            .serve_connection(TokioIo::new(tcp), TowerToHyperService::new(router.clone()));
+            .serve_connection(TokioIo::new(tcp), service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             if let Err(e) = connection.await {

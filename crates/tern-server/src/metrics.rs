@@ -74,6 +74,12 @@ pub struct Gauges {
     pub queued: usize,
     pub quanta_yielded: u64,
     pub stash: StashUsage,
+    /// Queries parked until their clients read.
+    pub stalled: usize,
+    /// Parked queries dropped after the stall timeout.
+    pub stall_drops: u64,
+    /// Bytes the running queries' operators hold.
+    pub query_memory: u64,
 }
 
 /// One finished (or failed, or abandoned) query.
@@ -136,6 +142,9 @@ impl Metrics {
             queued,
             quanta_yielded,
             stash,
+            stalled,
+            stall_drops,
+            query_memory,
         } = gauges;
         let mut out = String::new();
         let Ok(m) = self.inner.lock() else { return out };
@@ -217,6 +226,24 @@ impl Metrics {
         );
         let _ = writeln!(out, "# TYPE tern_quanta_yielded_total counter");
         let _ = writeln!(out, "tern_quanta_yielded_total {quanta_yielded}");
+        let _ = writeln!(
+            out,
+            "# HELP tern_queries_stalled Queries parked until their clients read what they produced."
+        );
+        let _ = writeln!(out, "# TYPE tern_queries_stalled gauge");
+        let _ = writeln!(out, "tern_queries_stalled {stalled}");
+        let _ = writeln!(
+            out,
+            "# HELP tern_stalled_dropped_total Parked queries dropped because their clients read nothing for the stall timeout."
+        );
+        let _ = writeln!(out, "# TYPE tern_stalled_dropped_total counter");
+        let _ = writeln!(out, "tern_stalled_dropped_total {stall_drops}");
+        let _ = writeln!(
+            out,
+            "# HELP tern_query_memory_bytes Materialized state (hash tables, sorts, groups) of the running queries."
+        );
+        let _ = writeln!(out, "# TYPE tern_query_memory_bytes gauge");
+        let _ = writeln!(out, "tern_query_memory_bytes {query_memory}");
         let _ = writeln!(
             out,
             "# HELP tern_pages_total Pages sent to paging clients (quantum= or next=)."

@@ -14,11 +14,12 @@
 //! can carry the continuation token.
 
 use crate::chunk::{Chunk, Ending};
+use crate::clients::ClientSlot;
 use crate::encoding::{compress_stage, Encoding};
 use crate::error::RequestError;
 use crate::paging::{PageRequest, PageStats};
 use crate::parallel_write::{write_rows, ParallelWriter, PARALLEL_WRITE_MAX, PARALLEL_WRITE_ROWS};
-use crate::scheduler::{Step, Task};
+use crate::scheduler::{RoomWaiter, Step, Task};
 use bytes::Bytes;
 use oxrdf::Triple;
 use std::collections::VecDeque;
@@ -212,7 +213,12 @@ enum Results {
 }
 
 /// A query as a scheduler task: not started yet, then producing.
-pub struct QueryTask(State);
+/// A query as a scheduler task, with its client's admission slot (given
+/// back when the task is dropped).
+pub struct QueryTask {
+    state: State,
+    _client: Option<ClientSlot>,
+}
 
 enum State {
     New(Box<QueryJob>),
@@ -232,23 +238,38 @@ struct Producing {
 }
 
 impl QueryTask {
-    pub fn new(job: QueryJob) -> QueryTask {
-        QueryTask(State::New(Box::new(job)))
+    pub fn new(job: QueryJob, slot: Option<ClientSlot>) -> QueryTask {
+        QueryTask {
+            state: State::New(Box::new(job)),
+            _client: slot,
+        }
     }
 }
 
 impl Task for QueryTask {
+    fn room(&self) -> Option<RoomWaiter> {
+        let State::Producing(producing) = &self.state else {
+            return None;
+        };
+        // Resolves once the channel has room again, or is closed because
+        // the client went away; the permit is given back at once.
+        let tx = producing.sink.tx.clone();
+        Some(Box::pin(async move {
+            let _ = tx.reserve_owned().await;
+        }))
+    }
+
     fn run(&mut self, until: Option<Instant>) -> Step {
         loop {
-            match std::mem::replace(&mut self.0, State::Finished) {
+            match std::mem::replace(&mut self.state, State::Finished) {
                 State::New(job) => match start(*job, until.is_none()) {
-                    Some(producing) => self.0 = State::Producing(producing),
+                    Some(producing) => self.state = State::Producing(producing),
                     None => return Step::Done,
                 },
                 State::Producing(mut producing) => {
                     let step = producing.run(until);
                     if step != Step::Done {
-                        self.0 = State::Producing(producing);
+                        self.state = State::Producing(producing);
                     }
                     return step;
                 }

@@ -21,10 +21,18 @@
 //!
 //! Admission is bounded: the tasks in the system (running or waiting) never
 //! exceed the workers plus `max_queued`; beyond that requests get 503.
+//! A task blocked because its client does not read what it produced is
+//! parked off the run queue until the client makes room ([`Task::room`]):
+//! it holds no worker and no admission slot, only its bounded buffers. At
+//! most `max_stalled` tasks are parked (beyond, blocked tasks wait in the
+//! queue as before), and one parked longer than `stall_timeout` is dropped,
+//! which ends its response unfinished.
 
 use crate::config::IdleHook;
 use crate::paging::now_ms;
 use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -40,8 +48,18 @@ pub enum Step {
     Blocked,
 }
 
+/// Resolves when a blocked task's client has made room (or is gone).
+pub type RoomWaiter = Pin<Box<dyn Future<Output = ()> + Send>>;
+
 /// A unit of work that can be run a slice at a time.
 pub trait Task: Send {
+    /// After a turn that ended [`Step::Blocked`]: what resolves when the
+    /// task can go on, for it to wait off the run queue. `None`: it waits
+    /// in the queue.
+    fn room(&self) -> Option<RoomWaiter> {
+        None
+    }
+
     /// Runs until done, or until `until` has passed (checked between rows,
     /// so one row's work may overrun it), or until blocked by its client.
     /// `None`: no time limit, and block on the client instead of returning.
@@ -52,6 +70,17 @@ pub struct Scheduler {
     shared: Arc<Shared>,
     max_in_system: usize,
     max_queued: usize,
+}
+
+/// Where tasks blocked on their clients wait, and for how long.
+#[derive(Debug, Clone)]
+pub struct Parking {
+    /// The async runtime the waits run on.
+    pub runtime: tokio::runtime::Handle,
+    /// Most tasks parked at once.
+    pub max_stalled: usize,
+    /// A task parked this long is dropped.
+    pub stall_timeout: Duration,
 }
 
 /// Turns a task gets ahead of the tasks that had more.
@@ -165,6 +194,11 @@ struct Shared {
     yields: AtomicU64,
     /// Called when the last task in the system is done.
     on_idle: OnceLock<IdleHook>,
+    parking: OnceLock<Parking>,
+    /// Tasks parked until their clients make room.
+    stalled: AtomicUsize,
+    /// Parked tasks dropped because their clients read nothing in time.
+    stall_drops: AtomicU64,
 }
 
 /// The server is full.
@@ -184,6 +218,9 @@ impl Scheduler {
             running: AtomicUsize::new(0),
             yields: AtomicU64::new(0),
             on_idle: OnceLock::new(),
+            parking: OnceLock::new(),
+            stalled: AtomicUsize::new(0),
+            stall_drops: AtomicU64::new(0),
         });
         for i in 0..workers {
             let shared = shared.clone();
@@ -200,6 +237,22 @@ impl Scheduler {
             max_in_system: workers + max_queued,
             max_queued,
         }
+    }
+
+    /// Parks tasks blocked on their clients off the run queue (see the
+    /// module comment); without it they wait in the queue.
+    pub fn park_blocked(&self, parking: Parking) {
+        let _ = self.shared.parking.set(parking);
+    }
+
+    /// Tasks parked until their clients read.
+    pub fn stalled(&self) -> usize {
+        self.shared.stalled.load(Ordering::SeqCst)
+    }
+
+    /// Parked tasks dropped after the stall timeout.
+    pub fn stall_drops(&self) -> u64 {
+        self.shared.stall_drops.load(Ordering::Relaxed)
     }
 
     /// Calls `hook` on a worker whenever the last task in the system ends.
@@ -246,7 +299,8 @@ impl Scheduler {
 
     /// Tasks admitted that have not had a turn yet.
     pub fn queued(&self) -> usize {
-        let in_system = self.shared.in_system.load(Ordering::SeqCst);
+        // Parked tasks left the system's count but are still active.
+        let in_system = self.shared.in_system.load(Ordering::SeqCst) + self.stalled();
         in_system.saturating_sub(self.active())
     }
 
@@ -271,7 +325,64 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn worker(shared: &Shared) {
+/// The last task in the system ended.
+fn went_idle(shared: &Shared) {
+    if let Some(hook) = shared.on_idle.get() {
+        (hook.0)();
+    }
+}
+
+/// Parks a task whose client does not read until it makes room: the task
+/// leaves the system's count (it holds no worker and no admission slot)
+/// and comes back to the queue when `room` resolves, or is dropped after
+/// the stall timeout. Gives the entry back when it cannot be parked.
+fn park(shared: &Arc<Shared>, entry: Entry) -> Option<Entry> {
+    let Some(parking) = shared.parking.get() else {
+        return Some(entry);
+    };
+    let parked = shared
+        .stalled
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+            (n < parking.max_stalled).then_some(n + 1)
+        });
+    if parked.is_err() {
+        return Some(entry);
+    }
+    let Some(room) = entry.task.room() else {
+        shared.stalled.fetch_sub(1, Ordering::SeqCst);
+        return Some(entry);
+    };
+    if shared.in_system.fetch_sub(1, Ordering::SeqCst) == 1 {
+        went_idle(shared);
+    }
+    let shared = shared.clone();
+    let timeout = parking.stall_timeout;
+    parking.runtime.spawn(async move {
+        let mut entry = entry;
+        let woke = tokio::time::timeout(timeout, room).await.is_ok();
+        shared.stalled.fetch_sub(1, Ordering::SeqCst);
+        if woke {
+            // Admitted before: it comes back whatever the queue holds, and
+            // no longer behind the tasks that can run.
+            entry.blocked = false;
+            shared.in_system.fetch_add(1, Ordering::SeqCst);
+            lock(&shared.queue).push(entry);
+            shared.ready.notify_one();
+        } else {
+            shared.stall_drops.fetch_add(1, Ordering::Relaxed);
+            shared.active.fetch_sub(1, Ordering::SeqCst);
+            tracing::info!(
+                target: "tern::access",
+                "client read nothing for {timeout:?}: its query is dropped"
+            );
+            // Dropping a query frees its tables: not on the async threads.
+            tokio::task::spawn_blocking(move || drop(entry));
+        }
+    });
+    None
+}
+
+fn worker(shared: &Arc<Shared>) {
     // Turns in a row that found their task blocked on its client: when they
     // outnumber the queue, every task is waiting for the network, so pause
     // instead of spinning.
@@ -316,12 +427,17 @@ fn worker(shared: &Shared) {
                 let left = shared.in_system.fetch_sub(1, Ordering::SeqCst) - 1;
                 blocked_turns = 0;
                 if left == 0 {
-                    if let Some(hook) = shared.on_idle.get() {
-                        (hook.0)();
-                    }
+                    went_idle(shared);
                 }
             }
             Step::Yielded | Step::Blocked => {
+                let entry = match step {
+                    Step::Blocked => match park(shared, entry) {
+                        Some(entry) => entry,
+                        None => continue, // parked
+                    },
+                    _ => entry,
+                };
                 if step == Step::Yielded {
                     shared.yields.fetch_add(1, Ordering::Relaxed);
                     blocked_turns = 0;

@@ -2,9 +2,11 @@
 //! `/metrics`, and a small query page at `/`.
 
 use crate::body::{OnComplete, ResultBody};
+use crate::clients::{ClientSlot, ClientSlots};
 use crate::config::ServerConfig;
 use crate::encoding::Encoding;
 use crate::error::RequestError;
+use crate::listen::Peer;
 use crate::metrics::{Metrics, QueryRecord};
 use crate::negotiate;
 use crate::paging::{parse_quantum, PageRequest, PageStats, Paging};
@@ -17,6 +19,7 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
+use axum::Extension;
 use axum::Router;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,6 +30,7 @@ use tokio::sync::oneshot;
 pub struct AppState {
     pub engine: Engine,
     pub scheduler: Scheduler,
+    pub clients: Arc<ClientSlots>,
     pub paging: Arc<Paging>,
     pub config: ServerConfig,
     pub metrics: Metrics,
@@ -82,16 +86,18 @@ fn accepts_trailers(headers: &HeaderMap) -> bool {
 
 async fn sparql(
     State(state): State<Arc<AppState>>,
+    peer: Option<Extension<Peer>>,
     method: Method,
     uri: Uri,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    let peer = peer.map(|Extension(Peer(addr))| addr.ip());
     let received = Instant::now();
     if method == Method::OPTIONS {
         return preflight();
     }
-    let response = match handle(&state, &method, &uri, &headers, body, received).await {
+    let response = match handle(&state, peer, &method, &uri, &headers, body, received).await {
         Ok(response) => response,
         Err(error) => {
             state.metrics.record(&QueryRecord {
@@ -151,6 +157,7 @@ fn over_limit(error: &axum::Error) -> bool {
 
 async fn handle(
     state: &Arc<AppState>,
+    peer: Option<std::net::IpAddr>,
     method: &Method,
     uri: &Uri,
     headers: &HeaderMap,
@@ -241,8 +248,11 @@ async fn handle(
         .base_iri
         .clone()
         .unwrap_or_else(|| endpoint_iri(headers, uri));
+    // Held by the query's task until it ends.
+    let slot = peer.map(|ip| state.clients.take(ip)).transpose()?;
     run_query(
         state,
+        slot,
         params,
         text,
         solutions_format,
@@ -259,6 +269,7 @@ async fn handle(
 #[allow(clippy::too_many_arguments)]
 async fn run_query(
     state: &Arc<AppState>,
+    slot: Option<ClientSlot>,
     params: QueryParams,
     text: String,
     solutions_format: Option<tern_export::SolutionsFormat>,
@@ -310,7 +321,7 @@ async fn run_query(
     let continuing = (job.page.as_ref())
         .filter(|p| p.is_resume())
         .map(PageRequest::started_at_ms);
-    let task = Box::new(QueryTask::new(job));
+    let task = Box::new(QueryTask::new(job, slot));
     let submitted = match continuing {
         Some(started_at_ms) => state.scheduler.submit_continuation(task, started_at_ms),
         None => state.scheduler.submit(task),
@@ -517,6 +528,9 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         queued: state.scheduler.queued(),
         quanta_yielded: state.scheduler.yields(),
         stash: state.paging.stash.usage(),
+        stalled: state.scheduler.stalled(),
+        stall_drops: state.scheduler.stall_drops(),
+        query_memory: state.engine.memory_in_use(),
     });
     let mut response = text.into_response();
     response.headers_mut().insert(

@@ -68,6 +68,18 @@ pub struct ServeArgs {
     /// How long a client may take to send a request's body (408 beyond).
     #[arg(long, default_value = "30s", value_parser = parse_duration)]
     body_timeout: Duration,
+    /// Most queries parked at once because their clients do not read what
+    /// they produced (they hold no worker and no queue slot meanwhile).
+    #[arg(long, default_value_t = 256)]
+    max_stalled: usize,
+    /// A parked query whose client reads nothing this long is dropped.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    stall_timeout: Duration,
+    /// Most queries one client address may have in the server at once
+    /// (running, waiting or parked); beyond, 429. Behind a proxy every
+    /// client has the proxy's address: raise it there.
+    #[arg(long, default_value_t = 32)]
+    max_per_client: usize,
     /// Testing only: honour the `tern-fault-after=N` parameter (fail after N rows).
     #[arg(long, hide = true)]
     inject_faults: bool,
@@ -109,6 +121,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.token_ttl = args.token_ttl;
     config.on_idle = Some(tern_server::IdleHook(Arc::new(crate::malloc::trim)));
     config.header_timeout = args.header_timeout.max(Duration::from_millis(1));
+    config.max_stalled = args.max_stalled;
+    config.stall_timeout = args.stall_timeout.max(Duration::from_millis(1));
+    config.max_per_client = args.max_per_client.max(1);
     config.body_timeout = args.body_timeout.max(Duration::from_millis(1));
     config.stash_bytes = args.stash_memory;
     config.token_key = token_key(args.token_key.as_deref())?;
