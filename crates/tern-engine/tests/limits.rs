@@ -139,3 +139,28 @@ fn the_server_budget_counts_all_running_queries_together() {
     assert_eq!(engine.memory_in_use(), 0);
     assert!(first_row(&engine, FOUR_WAY, &QueryRequest::default()).is_ok());
 }
+
+#[test]
+fn plans_that_would_grow_exponentially_are_refused() {
+    // Two named graphs: GRAPH ?g inside GRAPH ?g is planned once per graph
+    // at each level, 2^30 plans for 30 levels (found by the query fuzzer).
+    let data = "<http://e/s> <http://e/p> <http://e/o> <http://e/g0> .\n\
+                <http://e/s> <http://e/p> <http://e/o> <http://e/g1> .\n";
+    let (_tmp, engine) = common::engine_over("data.nq", data, EngineOptions::default());
+    let nested = |n: usize| {
+        format!(
+            "SELECT * WHERE {{ {} ?s ?p ?g {} }}",
+            "GRAPH ?g { ?s ?p ?o . ".repeat(n),
+            "}".repeat(n)
+        )
+    };
+    let started = Instant::now();
+    let result = engine.query(&nested(30), None).map(drop);
+    assert!(
+        matches!(result, Err(EngineError::TooComplex(_))),
+        "{result:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    // A few levels are planned and answered.
+    assert!(engine.query(&nested(3), None).is_ok());
+}

@@ -19,6 +19,8 @@ mod clients;
 mod config;
 mod encoding;
 mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod listen;
 mod metrics;
 mod negotiate;

@@ -44,11 +44,7 @@ impl PatternTest for ExistsPerRow {
                 bound.push((v.clone(), *id));
             }
         }
-        let planner = Planner {
-            ctx: ctx.clone(),
-            bound: bound.clone().into(),
-            optional_joins: self.optional_joins,
-        };
+        let planner = Planner::fresh(ctx.clone(), bound.clone().into(), self.optional_joins);
         let inner = planner.plan(pattern, &self.graph)?;
         // Variables the pattern binds itself despite the substitution (BIND)
         // must agree with the row.

@@ -65,11 +65,7 @@ impl Planner {
         let plan_right: PlanRight = Box::new(move |substitution| {
             let mut bound = outer.to_vec();
             bound.extend(substitution.iter().cloned());
-            let planner = Planner {
-                ctx: ctx.clone(),
-                bound: bound.into(),
-                optional_joins,
-            };
+            let planner = Planner::fresh(ctx.clone(), bound.into(), optional_joins);
             planner.plan(&pattern, &right_graph)
         });
         Ok(Box::new(BindLeftJoin::new(

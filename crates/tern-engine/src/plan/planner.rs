@@ -17,6 +17,7 @@ use crate::EngineError;
 use oxrdf::{Term, Variable};
 use spargebra::algebra::GraphPattern;
 use spargebra::term::{GroundTerm, NamedNodePattern};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tern_index::Id;
 
@@ -35,7 +36,14 @@ pub struct Planner {
     /// the pattern, in its expressions and in its GRAPH clauses.
     pub(super) bound: Arc<[(Variable, Id)]>,
     pub(super) optional_joins: OptionalJoins,
+    /// Patterns this planning may still plan, shared by the planners of one
+    /// planning: `GRAPH ?g` nested in `GRAPH ?g` is planned once per named
+    /// graph at each level, so plans can grow exponentially with the text.
+    pub(super) budget: Arc<AtomicUsize>,
 }
+
+/// Most patterns one planning plans (each becomes an operator or more).
+pub const MAX_PLANNED_PATTERNS: usize = 50_000;
 
 impl Planner {
     pub fn new(ctx: Arc<QueryContext>, optional_joins: OptionalJoins) -> Planner {
@@ -43,7 +51,37 @@ impl Planner {
             ctx,
             bound: Arc::new([]),
             optional_joins,
+            budget: Arc::new(AtomicUsize::new(MAX_PLANNED_PATTERNS)),
         }
+    }
+
+    /// A planner for a pattern planned on its own later (per row): it gets
+    /// a budget of its own.
+    pub(super) fn fresh(
+        ctx: Arc<QueryContext>,
+        bound: Arc<[(Variable, Id)]>,
+        optional_joins: OptionalJoins,
+    ) -> Planner {
+        Planner {
+            bound,
+            ..Planner::new(ctx, optional_joins)
+        }
+    }
+
+    /// Takes `patterns` from the planning's budget, or fails when it is spent.
+    pub(super) fn spend(&self, patterns: usize) -> Result<(), EngineError> {
+        let spent = self
+            .budget
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                left.checked_sub(patterns)
+            });
+        if spent.is_err() {
+            return Err(EngineError::TooComplex(format!(
+                "the query's plan would have more than {MAX_PLANNED_PATTERNS} patterns \
+                 (GRAPH ?g inside GRAPH ?g is planned once per named graph at each level)"
+            )));
+        }
+        Ok(())
     }
 
     /// A planner like this one with `bound` substituted instead.
@@ -52,6 +90,7 @@ impl Planner {
             ctx: self.ctx.clone(),
             bound,
             optional_joins: self.optional_joins,
+            budget: self.budget.clone(),
         }
     }
 
@@ -78,6 +117,7 @@ impl Planner {
         pattern: &GraphPattern,
         graph: &GraphContext,
     ) -> Result<BoxedOperator, EngineError> {
+        self.spend(1)?;
         let substituted;
         let graph = match graph {
             GraphContext::Variable(v) => match self.bound_value(v) {

@@ -13,6 +13,8 @@
 //! when complete (see [`target_dir`]).
 
 mod error;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod input;
 mod line_parser;
 mod piece;
