@@ -328,11 +328,19 @@ fn parse_ymd(s: &str) -> Option<(i64, u32, u32, &str)> {
 }
 
 fn parse_date(s: &str) -> Option<(i64, Option<i64>)> {
+    // Lexical forms of dates are ASCII; the slicing below relies on it (a
+    // multibyte character inside one panicked: found by fuzzing).
+    if !s.is_ascii() {
+        return None;
+    }
     let (y, m, d, rest) = parse_ymd(s)?;
     Some((days_from_civil(y, m, d), parse_tz(rest)?))
 }
 
 fn parse_date_time(s: &str) -> Option<(i64, Option<i64>)> {
+    if !s.is_ascii() {
+        return None;
+    }
     let (y, mo, d, rest) = parse_ymd(s)?;
     let rest = rest.strip_prefix('T')?;
     if rest.len() < 8 || rest.as_bytes()[2] != b':' || rest.as_bytes()[5] != b':' {
@@ -418,6 +426,15 @@ pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dates_with_multibyte_characters_are_not_inlined() {
+        // Found by fuzzing: slicing at fixed byte positions panicked.
+        for lexical in ["2025-02-3\u{6ab}25:00:00Z", "2025-\u{e9}2-03", "2025-02-03T1\u{e9}:00:00Z"] {
+            assert_eq!(parse_date(lexical), None);
+            assert_eq!(parse_date_time(lexical), None);
+        }
+    }
 
     fn round_trip(lex: &str, dt: &str) -> Option<String> {
         let id = encode(lex, dt)?;
