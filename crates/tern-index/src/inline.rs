@@ -430,7 +430,11 @@ mod tests {
     #[test]
     fn dates_with_multibyte_characters_are_not_inlined() {
         // Found by fuzzing: slicing at fixed byte positions panicked.
-        for lexical in ["2025-02-3\u{6ab}25:00:00Z", "2025-\u{e9}2-03", "2025-02-03T1\u{e9}:00:00Z"] {
+        for lexical in [
+            "2025-02-3\u{6ab}25:00:00Z",
+            "2025-\u{e9}2-03",
+            "2025-02-03T1\u{e9}:00:00Z",
+        ] {
             assert_eq!(parse_date(lexical), None);
             assert_eq!(parse_date_time(lexical), None);
         }
