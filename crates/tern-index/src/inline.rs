@@ -314,6 +314,10 @@ fn parse_ymd(s: &str) -> Option<(i64, u32, u32, &str)> {
     if dash < 4 || !body[..dash].bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
+    // More digits than any calendar arithmetic here can take: not inlined.
+    if dash > 9 {
+        return None;
+    }
     let year: i64 = body[..dash].parse().ok()?;
     let rest = &body[dash + 1..];
     if rest.len() < 5 || rest.as_bytes()[2] != b'-' {
@@ -363,8 +367,12 @@ fn parse_date_time(s: &str) -> Option<(i64, Option<i64>)> {
         rest = &frac[digits..];
     }
     let tz = parse_tz(rest)?;
-    let local = days_from_civil(y, mo, d) * 86_400_000 + ((h * 60 + mi) * 60 + sec) * 1000 + millis;
-    Some((local - tz.unwrap_or(0) * 60_000, tz))
+    // Years far outside any calendar overflow the milliseconds (found by
+    // fuzzing): such values stay in the vocabulary as written.
+    let local = days_from_civil(y, mo, d)
+        .checked_mul(86_400_000)?
+        .checked_add(((h * 60 + mi) * 60 + sec) * 1000 + millis)?;
+    Some((local.checked_sub(tz.unwrap_or(0) * 60_000)?, tz))
 }
 
 fn write_ymd(y: i64, m: u32, d: u32, out: &mut String) {
