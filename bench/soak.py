@@ -13,6 +13,7 @@ Actions per client, drawn with a seeded generator:
   heavy       an expensive query (cross product, sort of every triple), timeout=10 (5%)
   slow        a full scan read 16 KiB at a time, 0.2 s apart, for up to 5 s, then closed (5%)
   disconnect  a full scan, closed after its first bytes (5%)
+  stuck       a full scan whose client reads nothing for 20 s, then hangs up (2%)
   bad         a malformed, over-deep, over-long or out-of-range request (10%)
 
 Reported per engine: requests by action and outcome (status, or 'conn' for
@@ -53,7 +54,8 @@ BAD = [
     "SELECT * WHERE { " + " UNION ".join(["{ ?s ?p ?o }"] * 20000) + " }",
     "ASK { FILTER(" + "REGEX(" * 30 + '"a"' + ', "a")' * 30 + ") }",
 ]
-WEIGHTS = [("light", 75), ("heavy", 5), ("slow", 5), ("disconnect", 5), ("bad", 10)]
+HEAVY_TIMEOUT = 10
+WEIGHTS = [("light", 73), ("heavy", 5), ("slow", 5), ("disconnect", 5), ("stuck", 2), ("bad", 10)]
 
 
 def rss_mb(pid: int) -> float:
@@ -65,12 +67,44 @@ def rss_mb(pid: int) -> float:
     return int(m.group(1)) / 1024 if m else 0.0
 
 
+def memory_mb(pid: int) -> tuple[float, float]:
+    """(anonymous, file-backed) resident memory: the file-backed part is the
+    mapped index, page cache the kernel takes back when it needs it."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0, 0.0
+    anon = re.search(r"RssAnon:\s+(\d+)", status)
+    file = re.search(r"RssFile:\s+(\d+)", status)
+    return (int(anon.group(1)) / 1024 if anon else 0.0, int(file.group(1)) / 1024 if file else 0.0)
+
+
+def client_address(i: int) -> str:
+    """Each simulated client connects from its own loopback address
+    (127.1.x.y; Linux routes all of 127/8 to lo), so that per-client limits
+    see 200 clients, as they would on a public endpoint, not one."""
+    return f"127.1.{i // 250}.{i % 250 + 1}"
+
+
+def cache_mb(server) -> dict[str, float]:
+    """tern's decoded-block caches (bounded by --vocab-cache and --block-cache)."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        conn.request("GET", "/metrics")
+        text = conn.getresponse().read().decode()
+    finally:
+        conn.close()
+    return {m.group(1): round(int(m.group(2)) / (1 << 20), 1)
+            for m in re.finditer(r'tern_cache_bytes\{cache="(\w+)"\} (\d+)', text)}
+
+
 class Endpoint:
-    def __init__(self, server):
+    def __init__(self, server, source: str = "127.0.0.1"):
         self.port, self.path, self.extra = server.port, server.path, dict(server.extra)
+        self.source = source
 
     def connect(self, timeout: float) -> http.client.HTTPConnection:
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout, source_address=(self.source, 0))
 
     def body(self, query: str, **params) -> str:
         return urllib.parse.urlencode({"query": query, **self.extra, **params})
@@ -86,7 +120,8 @@ def request(endpoint: Endpoint, query: str, read, socket_timeout: float = 60, ra
         body = raw_body if raw_body is not None else endpoint.body(query, **params)
         conn.request("POST", endpoint.path, body=body, headers={
             "Content-Type": "application/x-www-form-urlencoded",
-            "Accept": "application/sparql-results+json"})
+            # BSBM's explore mix has DESCRIBE and CONSTRUCT queries too.
+            "Accept": "application/sparql-results+json, application/n-triples;q=0.9, text/turtle;q=0.8"})
         response = conn.getresponse()
         read(response)
         return response.status, time.monotonic() - started
@@ -111,7 +146,14 @@ def read_first(response):
     response.read(1024)
 
 
-def client(endpoint, light, seed, deadline, out):
+def read_nothing(response):
+    """A client that never reads: the server's socket buffer fills and its
+    query must give back its worker (and, for tern, be parked)."""
+    time.sleep(20)
+
+
+def client(server, index, light, seed, deadline, out):
+    endpoint = Endpoint(server, client_address(index))
     rng = random.Random(seed)
     kinds, weights = zip(*WEIGHTS)
     while time.monotonic() < deadline:
@@ -119,11 +161,13 @@ def client(endpoint, light, seed, deadline, out):
         if kind == "light":
             status, took = request(endpoint, rng.choice(light), read_all)
         elif kind == "heavy":
-            status, took = request(endpoint, rng.choice(HEAVY), read_all, socket_timeout=30, timeout="10")
+            status, took = request(endpoint, rng.choice(HEAVY), read_all, socket_timeout=30, timeout=str(HEAVY_TIMEOUT))
         elif kind == "slow":
             status, took = request(endpoint, SCAN, read_slowly)
         elif kind == "disconnect":
             status, took = request(endpoint, SCAN, read_first)
+        elif kind == "stuck":
+            status, took = request(endpoint, SCAN, read_nothing)
         else:
             i = rng.randrange(len(BAD) + 2)
             if i < len(BAD):
@@ -144,12 +188,22 @@ def percentile(values, p):
 
 def soak(args, engine: str, light: list[str]) -> dict:
     with SERVERS[engine](args) as server:
-        endpoint = Endpoint(server)
         pid = server.proc.pid
-        for query in light[:50]:  # warm-up
-            request(endpoint, query, read_all)
-        time.sleep(1)
+        # Warm-up: the same workload with a tenth of the clients for a tenth
+        # of the time (at most 60 s), so that "before" has the caches a served
+        # workload fills (decoded vocabulary and permutation blocks, mapped
+        # index pages) and "after" measures what the load itself leaves.
+        warm_deadline = time.monotonic() + min(60.0, args.duration / 10)
+        warm = [threading.Thread(target=client, args=(server, 240 + i, light, args.seed - i, warm_deadline, []),
+                                 daemon=True) for i in range(max(1, args.clients // 10))]
+        for t in warm:
+            t.start()
+        for t in warm:
+            t.join()
+        time.sleep(6)
         before = rss_mb(pid)
+        before_parts = memory_mb(pid)
+        caches_before = cache_mb(server) if engine == "tern" else None
         samples, out, stop = [], [], threading.Event()
 
         def sample():
@@ -160,7 +214,7 @@ def soak(args, engine: str, light: list[str]) -> dict:
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
         deadline = time.monotonic() + args.duration
-        threads = [threading.Thread(target=client, args=(endpoint, light, args.seed + i, deadline, out), daemon=True)
+        threads = [threading.Thread(target=client, args=(server, i, light, args.seed + i, deadline, out), daemon=True)
                    for i in range(args.clients)]
         for t in threads:
             t.start()
@@ -168,6 +222,8 @@ def soak(args, engine: str, light: list[str]) -> dict:
             t.join(args.duration + 120)
         time.sleep(5)
         after = rss_mb(pid)
+        after_parts = memory_mb(pid)
+        caches_after = cache_mb(server) if engine == "tern" else None
         stop.set()
         alive = server.proc.poll() is None
     by_outcome: dict[str, dict[str, int]] = {}
@@ -175,14 +231,22 @@ def soak(args, engine: str, light: list[str]) -> dict:
         by_outcome.setdefault(kind, {}).setdefault(str(status), 0)
         by_outcome[kind][str(status)] += 1
     light_ok = [took for kind, status, took in out if kind == "light" and status == 200]
-    server_errors = sum(1 for _, status, _ in out if isinstance(status, int) and status >= 500
-                        and status not in (503, 507))
+    # A heavy query that runs past the timeout it asked for gets 504: that is
+    # the answer the client requested, not a server fault, as long as it comes
+    # on time (heavy_504_s shows it does).
+    server_errors = sum(1 for kind, status, _ in out if isinstance(status, int) and status >= 500
+                        and status not in (503, 507) and not (kind == "heavy" and status == 504))
+    heavy_timeouts = [took for kind, status, took in out if kind == "heavy" and status == 504]
     result = {
         "engine": engine, "requests": len(out), "by_outcome": by_outcome, "alive": alive,
         "server_errors_other_than_503_507": server_errors,
+        "heavy_504_s": {p: round(percentile(heavy_timeouts, p), 2) if heavy_timeouts else None for p in (50, 99)},
         "light_ms": {p: round(1000 * percentile(light_ok, p), 1) if light_ok else None for p in (50, 95, 99)},
         "rss_mb": {"before": round(before, 1), "peak": round(max(v for _, v in samples), 1) if samples else None,
-                   "after": round(after, 1)},
+                   "after": round(after, 1),
+                   "anon_file_before": [round(v, 1) for v in before_parts],
+                   "anon_file_after": [round(v, 1) for v in after_parts],
+                   "caches_before": caches_before, "caches_after": caches_after},
         "rss_samples": [round(v, 1) for _, v in samples],
     }
     if engine == "tern":
@@ -190,6 +254,9 @@ def soak(args, engine: str, light: list[str]) -> dict:
             "alive": alive,
             "no 5xx but 503/507": server_errors == 0,
             "light p99 < 1 s": bool(light_ok) and percentile(light_ok, 99) < 1.0,
+            "no light query refused with 503": by_outcome.get("light", {}).get("503", 0) == 0,
+            "timeouts honoured (heavy 504 p99 < timeout + 2 s)":
+                not heavy_timeouts or percentile(heavy_timeouts, 99) < HEAVY_TIMEOUT + 2,
             "peak RSS <= 2 GiB": (result["rss_mb"]["peak"] or 0) <= 2048,
             "RSS after <= 1.2x before": after <= 1.2 * before,
         }

@@ -107,6 +107,7 @@ def test_timing_headers_and_explain(server):
 
 def test_metrics(server):
     requests.get(server.url, params={"query": ASK}, timeout=10)
+    requests.get(server.url, params={"query": "SELECT * WHERE { ?s ?p ?o } LIMIT 5"}, timeout=10)
     requests.get(server.url, params={"query": "SELECT"}, timeout=10)
     m = server.metrics()
     assert m['tern_queries_total{outcome="ok"}'] >= 1
@@ -114,4 +115,7 @@ def test_metrics(server):
     assert m["tern_query_duration_seconds_count"] >= 2
     assert m["tern_queries_active"] == 0
     assert any(k.startswith("tern_response_bytes_total{format=") for k in m)
+    # The query above decoded vocabulary blocks; the caches stay in budget.
+    assert 0 < m['tern_cache_bytes{cache="vocabulary"}'] <= 64 << 20
+    assert 0 <= m['tern_cache_bytes{cache="permutations"}'] <= 96 << 20
     assert "tern::access" in server.access_log()

@@ -501,7 +501,8 @@ fn rows_per_operator(profile: &tern_engine::PlanProfile, out: &mut Vec<(String, 
 const DEEP_PAUSES: &[&str] = &[
     "PREFIX ex: <http://example.org/> SELECT ?a ?b ?c WHERE { ?a ex:knows ?b . ?b ex:knows ?c . ?c ex:knows ?a } ORDER BY ?a ?b ?c",
     "PREFIX ex: <http://example.org/> SELECT ?c (COUNT(*) AS ?n) WHERE { ?a ex:knows ?b . ?b ex:knows ?x . ?x ex:city ?c } GROUP BY ?c",
-    "PREFIX ex: <http://example.org/> SELECT ?a ?n WHERE { ?a ex:name ?n ; ex:city ?c ; ex:knows ?b FILTER(?c = ex:city5 && ?b = ex:person9) }",
+    // (`?c = ex:city5` would become a constant in the pattern.)
+    "PREFIX ex: <http://example.org/> SELECT ?a ?n WHERE { ?a ex:name ?n ; ex:city ?c ; ex:knows ?b FILTER(STR(?c) = \"http://example.org/city5\" && STR(?b) = \"http://example.org/person9\") }",
     "PREFIX ex: <http://example.org/> SELECT ?a WHERE { ?a ex:knows ?b . ?b ex:knows ?c . ?c ex:age ?x FILTER(?x > 200) }",
 ];
 

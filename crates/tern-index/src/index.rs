@@ -119,6 +119,12 @@ impl Index {
         self.block_cache.set_budget(permutations);
     }
 
+    /// Memory the caches of decoded blocks hold now: (vocabulary,
+    /// permutations). Each stays within its budget.
+    pub fn cache_bytes(&self) -> (usize, usize) {
+        (self.vocab.cache_bytes(), self.block_cache.bytes())
+    }
+
     /// Whether a vocabulary or inline ID stands for a literal (false for
     /// blank nodes, [`Id::UNDEFINED`] and per-query IDs, which the index
     /// does not know). IRI keys sort before literal keys, so the vocabulary's

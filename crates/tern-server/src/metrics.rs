@@ -80,6 +80,8 @@ pub struct Gauges {
     pub stall_drops: u64,
     /// Bytes the running queries' operators hold.
     pub query_memory: u64,
+    /// Bytes of decoded vocabulary and permutation blocks cached.
+    pub cache_bytes: (usize, usize),
 }
 
 /// One finished (or failed, or abandoned) query.
@@ -145,6 +147,7 @@ impl Metrics {
             stalled,
             stall_drops,
             query_memory,
+            cache_bytes,
         } = gauges;
         let mut out = String::new();
         let Ok(m) = self.inner.lock() else { return out };
@@ -299,6 +302,21 @@ impl Metrics {
         let _ = writeln!(out, "# HELP tern_stash_evicted_total States dropped before their query resumed (expired or over quota).");
         let _ = writeln!(out, "# TYPE tern_stash_evicted_total counter");
         let _ = writeln!(out, "tern_stash_evicted_total {}", stash.evicted);
+        let _ = writeln!(
+            out,
+            "# HELP tern_cache_bytes Decoded index blocks kept between queries, within the --vocab-cache and --block-cache budgets."
+        );
+        let _ = writeln!(out, "# TYPE tern_cache_bytes gauge");
+        let _ = writeln!(
+            out,
+            "tern_cache_bytes{{cache=\"vocabulary\"}} {}",
+            cache_bytes.0
+        );
+        let _ = writeln!(
+            out,
+            "tern_cache_bytes{{cache=\"permutations\"}} {}",
+            cache_bytes.1
+        );
         out
     }
 }

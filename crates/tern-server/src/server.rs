@@ -531,6 +531,7 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         stalled: state.scheduler.stalled(),
         stall_drops: state.scheduler.stall_drops(),
         query_memory: state.engine.memory_in_use(),
+        cache_bytes: state.engine.index().cache_bytes(),
     });
     let mut response = text.into_response();
     response.headers_mut().insert(

@@ -10,9 +10,12 @@
 //! rows, and nothing else.
 
 use super::condition::Condition;
+use super::join_inputs::CANDIDATES_PER_CALL;
 use super::profile::OperatorInfo;
 use super::rows::Sources;
-use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, RowTable, Solution};
+use super::{
+    Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, RowTable, Solution, BATCH_ROWS,
+};
 use crate::context::QueryContext;
 use crate::expr::Scope;
 use crate::suspend::{OperatorState, Stash};
@@ -122,31 +125,46 @@ impl Operator for EqualityJoin {
             ctx,
             variables.len(),
             EmptyBuild::EndsJoin,
-            |left, table, out| {
+            |left, table, out, at| {
                 let key = left[probe_column];
                 // `=` with an unbound side is an error: no row.
                 if key == Id::UNDEFINED {
-                    return Ok(());
+                    return Ok(true);
                 }
+                let mut seen = 0;
                 if !ctx.is_literal(key)? {
-                    for candidate in table.candidates(&[key]) {
+                    for candidate in table
+                        .candidates_from(&[key], at.next)
+                        .take(CANDIDATES_PER_CALL)
+                    {
+                        seen += 1;
+                        at.next += 1;
                         let right = &table.rows[candidate as usize];
                         if right[build_column] == key {
                             out.push_merged(left, right, sources);
+                            if out.len >= BATCH_ROWS {
+                                return Ok(false);
+                            }
                         }
                     }
-                    return Ok(());
+                    return Ok(seen < CANDIDATES_PER_CALL);
                 }
                 if literals.is_none() {
                     *literals = Some(literal_rows(ctx, table, build_column)?);
                 }
-                for &candidate in literals.as_deref().unwrap_or_default() {
+                let literals = literals.as_deref().unwrap_or_default();
+                for &candidate in literals.iter().skip(at.next).take(CANDIDATES_PER_CALL) {
+                    seen += 1;
+                    at.next += 1;
                     let merged = Solution::merge(left, &table.rows[candidate as usize], sources);
                     if condition.is_true(&merged)? {
                         out.push_row(&merged);
+                        if out.len >= BATCH_ROWS {
+                            return Ok(false);
+                        }
                     }
                 }
-                Ok(())
+                Ok(seen < CANDIDATES_PER_CALL)
             },
         )
     }

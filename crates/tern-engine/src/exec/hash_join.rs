@@ -1,8 +1,9 @@
 //! Inner join: the build side is materialized into a [`RowTable`] keyed on the
 //! shared variables; the probe side streams through.
 
+use super::join_inputs::CANDIDATES_PER_CALL;
 use super::profile::OperatorInfo;
-use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, Solution};
+use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
 use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
@@ -68,15 +69,24 @@ impl Operator for HashJoin {
             &self.ctx,
             self.variables.len(),
             EmptyBuild::EndsJoin,
-            |left, table, out| {
+            |left, table, out, at| {
                 let key: Vec<Id> = shared.iter().map(|&(l, _)| left[l]).collect();
-                for candidate in table.candidates(&key) {
+                let mut seen = 0;
+                for candidate in table
+                    .candidates_from(&key, at.next)
+                    .take(CANDIDATES_PER_CALL)
+                {
+                    seen += 1;
+                    at.next += 1;
                     let right = &table.rows[candidate as usize];
                     if Solution::compatible(left, right, shared) {
                         out.push_merged(left, right, sources);
+                        if out.len >= BATCH_ROWS {
+                            return Ok(false);
+                        }
                     }
                 }
-                Ok(())
+                Ok(seen < CANDIDATES_PER_CALL)
             },
         )
     }

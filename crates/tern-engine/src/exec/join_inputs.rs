@@ -2,10 +2,10 @@
 //! row, the build side pulled into a table first. Hash join, OPTIONAL and
 //! the equality join share how these are listed, saved and restored.
 
-use super::cursor::{NextRow, RowCursor};
+use super::cursor::{Filled, RowCursor};
 use super::{Batch, BoxedOperator, BuildSide, Operator, RowTable, BATCH_ROWS};
 use crate::context::{MemoryCharge, QueryContext};
-use crate::suspend::{OperatorState, Stash};
+use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use tern_index::Id;
 
@@ -21,10 +21,27 @@ pub enum EmptyBuild {
 pub struct JoinInputs {
     pub probe: RowCursor,
     pub build: BuildSide,
-    /// The output batch being made: one probe row of a cross product adds
-    /// the whole table to it.
+    /// The output batch being made.
     output: Option<MemoryCharge>,
+    /// How far the probe side's current row got: one probe row of a cross
+    /// product (or of a skewed key) matches the whole table, so its output
+    /// is made a batch at a time, and the row stays current until it is
+    /// done.
+    at: ProbeProgress,
 }
+
+/// Where `per_row` carries on with the current probe row.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ProbeProgress {
+    /// Candidates of the table it went through.
+    pub next: usize,
+    /// Whether one of them matched (OPTIONAL keeps an unmatched row alone).
+    pub matched: bool,
+}
+
+/// Candidates `per_row` goes through before it returns, so that the
+/// cancellation flag and the clock are read often also when few match.
+pub const CANDIDATES_PER_CALL: usize = 4096;
 
 impl JoinInputs {
     /// `key_columns`: the build side's columns its table is keyed on.
@@ -33,6 +50,7 @@ impl JoinInputs {
             probe: RowCursor::new(probe),
             build: BuildSide::new(build, key_columns),
             output: None,
+            at: ProbeProgress::default(),
         }
     }
 
@@ -47,16 +65,21 @@ impl JoinInputs {
     /// first (an empty batch when the turn ends meanwhile), then probe rows
     /// handed with the table to `per_row`, which adds their output rows,
     /// until the batch is full, the probe side ends (`None` if nothing came)
-    /// or pauses, or the turn is over.
+    /// or pauses, or the turn is over. `per_row` goes on from `progress`,
+    /// returns after at most [`CANDIDATES_PER_CALL`] candidates or when the
+    /// batch is full, and says whether it is done with the row.
     pub fn next_batch(
         &mut self,
         ctx: &QueryContext,
         width: usize,
         empty: EmptyBuild,
-        mut per_row: impl FnMut(&[Id], &RowTable, &mut Batch) -> Result<(), EngineError>,
+        mut per_row: impl FnMut(
+            &[Id],
+            &RowTable,
+            &mut Batch,
+            &mut ProbeProgress,
+        ) -> Result<bool, EngineError>,
     ) -> Result<Option<Batch>, EngineError> {
-        // Once per output batch: one probe row of a cross product can make
-        // a whole batch, so the probe side's checks alone come too rarely.
         ctx.check()?;
         let Some(table) = self.build.table(ctx)? else {
             return Ok(Some(Batch::with_columns(width)));
@@ -73,15 +96,25 @@ impl JoinInputs {
             if probed.is_multiple_of(1024) && ctx.stop_turn(out.len) {
                 return Ok(Some(out));
             }
-            let row = match self.probe.next_row(ctx)? {
-                NextRow::Row(row) => row,
-                NextRow::Paused => {
+            match self.probe.fill(ctx)? {
+                Filled::Row => {}
+                Filled::Paused => {
                     ctx.input_paused(out.len);
                     return Ok(Some(out));
                 }
-                NextRow::Ended => break,
-            };
-            per_row(&row, table, &mut out)?;
+                Filled::Ended => break,
+            }
+            let (batch, pos) = self.probe.current();
+            let row = batch.row(pos);
+            if per_row(&row, table, &mut out, &mut self.at)? {
+                self.probe.advance(1);
+                self.at = ProbeProgress::default();
+            } else {
+                // A row with many candidates: look at the clock between
+                // its parts.
+                ctx.check()?;
+                probed = probed.next_multiple_of(1024) - 1;
+            }
         }
         self.output
             .get_or_insert_with(|| ctx.memory_charge())
@@ -93,10 +126,18 @@ impl JoinInputs {
     pub fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
         let streamed = self.probe.save(stash)?;
         let table = self.build.save(stash)?;
-        Ok(OperatorState::new(Vec::new(), vec![streamed, table]))
+        let at = vec![self.at.next as u64, u64::from(self.at.matched)];
+        Ok(OperatorState::new(at, vec![streamed, table]))
     }
 
     pub fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        self.at = match state.numbers[..] {
+            [next, matched] => ProbeProgress {
+                next: usize::try_from(next).map_err(|_| bad_state("a join's progress"))?,
+                matched: matched != 0,
+            },
+            _ => return Err(bad_state("a join's progress")),
+        };
         let [streamed, table] = state.into_children()?;
         self.probe.restore(streamed, stash)?;
         self.build.restore(table, stash)

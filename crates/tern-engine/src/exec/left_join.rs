@@ -1,8 +1,9 @@
 //! OPTIONAL: every left row, joined with the compatible right rows that pass
 //! the optional's filter, or alone when there are none.
 
+use super::join_inputs::CANDIDATES_PER_CALL;
 use super::profile::OperatorInfo;
-use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, Solution};
+use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
 use crate::expr::RowEvaluator;
 use crate::suspend::{OperatorState, Stash};
@@ -82,10 +83,15 @@ impl Operator for LeftJoin {
             &self.ctx,
             self.variables.len(),
             EmptyBuild::ProbeAnyway,
-            |left, table, out| {
+            |left, table, out, at| {
                 let key: Vec<Id> = shared.iter().map(|&(l, _)| left[l]).collect();
-                let mut matched = false;
-                for candidate in table.candidates(&key) {
+                let mut seen = 0;
+                for candidate in table
+                    .candidates_from(&key, at.next)
+                    .take(CANDIDATES_PER_CALL)
+                {
+                    seen += 1;
+                    at.next += 1;
                     let right = &table.rows[candidate as usize];
                     if !Solution::compatible(left, right, shared) {
                         continue;
@@ -96,14 +102,20 @@ impl Operator for LeftJoin {
                         Some(filter) => filter.is_true(&merged)?,
                     };
                     if keep {
-                        matched = true;
+                        at.matched = true;
                         out.push_row(&merged);
+                        if out.len >= BATCH_ROWS {
+                            return Ok(false);
+                        }
                     }
                 }
-                if !matched {
+                if seen == CANDIDATES_PER_CALL {
+                    return Ok(false);
+                }
+                if !at.matched {
                     out.push_merged(left, &[], &alone);
                 }
-                Ok(())
+                Ok(true)
             },
         )
     }

@@ -22,7 +22,14 @@ pub struct MergeJoin {
     shared: Vec<(usize, usize)>,
     sources: Sources,
     key: Variable,
+    /// While the runs of one key are joined: the pairs of rows done. A
+    /// skewed key's runs make more rows than a batch holds (3,000 × 3,000
+    /// of them), so their pairs are made a batch at a time.
+    next_pair: Option<usize>,
 }
+
+/// Pairs of run rows between two looks at the clock when few are compatible.
+const PAIRS_PER_CHECK: usize = 4096;
 
 /// One input, read row by row, and the column of the join key.
 struct Side {
@@ -102,8 +109,12 @@ impl Side {
         }
     }
 
-    fn run_rows(&self) -> std::slice::ChunksExact<'_, Id> {
-        self.run.chunks_exact(self.width.max(1))
+    fn run_len(&self) -> usize {
+        self.run.len() / self.width.max(1)
+    }
+
+    fn run_row(&self, i: usize) -> &[Id] {
+        &self.run[i * self.width..(i + 1) * self.width]
     }
 }
 
@@ -128,7 +139,35 @@ impl MergeJoin {
             shared,
             sources,
             key,
+            next_pair: None,
         }
+    }
+
+    /// Joins pairs of the current runs' rows from `first` on, until the
+    /// batch is full or the clock says stop; returns the next pair to do,
+    /// or `None` when the runs are done.
+    fn join_runs(&self, first: usize, out: &mut Batch) -> Result<Option<usize>, EngineError> {
+        let (left, right) = (&self.left, &self.right);
+        let total = left.run_len() * right.run_len();
+        let across = right.run_len().max(1);
+        let mut pair = first;
+        while pair < total {
+            let (a, b) = (left.run_row(pair / across), right.run_row(pair % across));
+            pair += 1;
+            if Solution::compatible(a, b, &self.shared) {
+                out.push_merged(a, b, &self.sources);
+                if out.len >= BATCH_ROWS {
+                    break;
+                }
+            }
+            if pair.is_multiple_of(PAIRS_PER_CHECK) {
+                self.ctx.check()?;
+                if self.ctx.stop_turn(out.len) {
+                    break;
+                }
+            }
+        }
+        Ok((pair < total).then_some(pair))
     }
 }
 
@@ -149,18 +188,31 @@ impl Operator for MergeJoin {
     }
 
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
-        Ok(OperatorState::new(
+        let mut state = OperatorState::new(
             Vec::new(),
             vec![
                 self.left.cursor.save(stash)?,
                 self.right.cursor.save(stash)?,
             ],
-        ))
+        );
+        // The cursors are past the runs being joined: those go to the stash.
+        if let Some(pair) = self.next_pair {
+            state.numbers.push(pair as u64);
+            let runs = vec![
+                std::mem::take(&mut self.left.run),
+                std::mem::take(&mut self.right.run),
+            ];
+            state.stashed = Some(stash.put(runs));
+        }
+        Ok(state)
     }
 
-    /// Runs of equal keys are joined whole, so between batches the state
-    /// is the two cursors'.
+    /// Between runs, the state is the two cursors'; in the middle of a run
+    /// it needs the stash.
     fn checkpoint(&self) -> Option<OperatorState> {
+        if self.next_pair.is_some() {
+            return None;
+        }
         Some(OperatorState::new(
             Vec::new(),
             vec![
@@ -171,6 +223,18 @@ impl Operator for MergeJoin {
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        self.next_pair = match (&state.numbers[..], state.stashed) {
+            ([], None) => None,
+            (&[pair], Some(handle)) => {
+                let [left, right]: [Vec<Id>; 2] = stash
+                    .take::<Vec<Vec<Id>>>(handle)?
+                    .try_into()
+                    .map_err(|_| bad_state("merge join runs"))?;
+                (self.left.run, self.right.run) = (left, right);
+                Some(usize::try_from(pair).map_err(|_| bad_state("merge join pair"))?)
+            }
+            _ => return Err(bad_state("merge join runs")),
+        };
         let [left, right] = state.into_children()?;
         if left.children.len() != 1 || right.children.len() != 1 {
             return Err(bad_state("merge join sides"));
@@ -186,6 +250,14 @@ impl Operator for MergeJoin {
             // Every few steps: a run of a selective join is a row or two,
             // and a join with little output must not hold its worker past
             // the end of the turn.
+            if let Some(pair) = self.next_pair {
+                self.next_pair = self.join_runs(pair, &mut out)?;
+                if self.next_pair.is_some() {
+                    // Full, or the turn is over (an empty batch says so).
+                    return Ok(Some(out));
+                }
+                continue;
+            }
             steps += 1;
             if steps.is_multiple_of(64) {
                 self.ctx.check()?;
@@ -208,13 +280,7 @@ impl Operator for MergeJoin {
             } else {
                 self.left.take_run(l, &self.ctx)?;
                 self.right.take_run(l, &self.ctx)?;
-                for a in self.left.run_rows() {
-                    for b in self.right.run_rows() {
-                        if Solution::compatible(a, b, &self.shared) {
-                            out.push_merged(a, b, &self.sources);
-                        }
-                    }
-                }
+                self.next_pair = Some(0);
             }
         }
         Ok((out.len > 0).then_some(out))

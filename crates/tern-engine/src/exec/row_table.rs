@@ -45,6 +45,12 @@ impl RowTable {
     /// Indexes of rows that may be compatible with a probe whose key values
     /// (in the order of this table's key columns) are `key`.
     pub fn candidates(&self, key: &[Id]) -> impl Iterator<Item = u32> + '_ {
+        self.candidates_from(key, 0)
+    }
+
+    /// [`candidates`](Self::candidates) without the first `skip` of them
+    /// (a probe row carried on from where an earlier batch stopped it).
+    pub fn candidates_from(&self, key: &[Id], skip: usize) -> impl Iterator<Item = u32> + '_ {
         debug_assert_eq!(key.len(), self.key_columns.len());
         let (keyed, unkeyed, all) = if key.contains(&Id::UNDEFINED) {
             (
@@ -61,11 +67,14 @@ impl RowTable {
             let end = start + in_bucket[start..].partition_point(|&(h, _)| h == hash);
             (&in_bucket[start..end], &self.unkeyed[..], 0..0)
         };
-        keyed
+        let from_keyed = skip.min(keyed.len());
+        let from_unkeyed = (skip - from_keyed).min(unkeyed.len());
+        let from_all = (skip - from_keyed - from_unkeyed).min(all.len()) as u32;
+        keyed[from_keyed..]
             .iter()
             .map(|&(_, i)| i)
-            .chain(unkeyed.iter().copied())
-            .chain(all)
+            .chain(unkeyed[from_unkeyed..].iter().copied())
+            .chain(all.start + from_all..all.end)
     }
 }
 

@@ -10,12 +10,16 @@ use tern_index::Id;
 pub struct Values {
     variables: Vec<Variable>,
     rows: Option<Vec<Vec<Id>>>,
+    /// Rows it has in all (known exactly: the planner builds the smaller
+    /// side of a join).
+    count: u64,
 }
 
 impl Values {
     pub fn new(variables: Vec<Variable>, rows: Vec<Vec<Id>>) -> Values {
         Values {
             variables,
+            count: rows.len() as u64,
             rows: Some(rows),
         }
     }
@@ -34,6 +38,10 @@ impl Values {
 impl Operator for Values {
     fn variables(&self) -> &[Variable] {
         &self.variables
+    }
+
+    fn estimated_rows(&self) -> Option<u64> {
+        Some(self.count)
     }
 
     fn describe(&self) -> OperatorInfo {

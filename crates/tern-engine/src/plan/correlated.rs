@@ -71,7 +71,7 @@ pub fn fits_per_row(right: &GraphPattern, left: &[Variable]) -> bool {
 
 /// The variables bound in every solution of `pattern`, or `None` when the
 /// pattern does not allow substitution of `outer` variables.
-fn certainly_bound(pattern: &GraphPattern, outer: &[Variable]) -> Option<FxHashSet<Variable>> {
+pub fn certainly_bound(pattern: &GraphPattern, outer: &[Variable]) -> Option<FxHashSet<Variable>> {
     match pattern {
         GraphPattern::Bgp { patterns } => {
             let mut bound = FxHashSet::default();

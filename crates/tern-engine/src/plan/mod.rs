@@ -5,10 +5,15 @@
 //!   order `join_order` picks (exact row counts per pattern from the index,
 //!   distinct values per variable from the predicate statistics; dynamic
 //!   programming over join trees for small patterns, greedy beyond);
+//! - `group_merge`: joins of basic graph patterns (and UNIONs of them) as
+//!   one pattern, so that one join order covers them all;
+//! - `constant_filter`: `FILTER(?v = <c>)` and `IN` as constants in the
+//!   pattern;
 //! - `filter`, `exists`: FILTER, with (NOT) EXISTS as semi (anti) joins
 //!   where that is exact; `exists_per_row` plans the pattern per solution
 //!   elsewhere; `value_range`: comparisons with constants as scan ranges;
 //!   `equality_join`: `FILTER(?a = ?b)` as a join;
+//! - `unbound_negation`: `OPTIONAL {..} FILTER(!bound(?v))` as NOT EXISTS;
 //! - `optional`, `correlated`: OPTIONAL as one left join or per left row;
 //! - `per_graph`: `GRAPH ?g` planned once per named graph where needed.
 //!
@@ -16,15 +21,18 @@
 //! the query runtime (`run`) uses it.
 
 mod bgp;
+mod constant_filter;
 mod correlated;
 mod equality_join;
 mod exists;
 mod exists_per_row;
 mod filter;
+mod group_merge;
 mod join_order;
 mod optional;
 mod per_graph;
 mod planner;
+mod unbound_negation;
 mod value_range;
 
 pub use optional::OptionalJoins;

@@ -6,7 +6,7 @@ use super::bgp::{position, scope_of};
 use super::exists_per_row::ExistsPerRow;
 use super::optional::OptionalJoins;
 use super::per_graph::{self, PER_GRAPH_LIMIT};
-use super::{correlated, value_range};
+use super::{constant_filter, correlated, group_merge, unbound_negation, value_range};
 use crate::context::QueryContext;
 use crate::exec::{
     BoxedOperator, Distinct, Extend, Group, HashJoin, Measured, Minus, OrderBy, PathScan, Project,
@@ -178,6 +178,9 @@ impl Planner {
                 ))
             }
             GraphPattern::Join { left, right } => {
+                if let Some(merged) = group_merge::merge_join(left, right) {
+                    return self.plan_operator(&merged, graph);
+                }
                 let (left, right) = (self.plan(left, graph)?, self.plan(right, graph)?);
                 // The side estimated smaller is built.
                 match (left.estimated_rows(), right.estimated_rows()) {
@@ -194,6 +197,13 @@ impl Planner {
             } => self.plan_optional(self.plan(left, graph)?, right, expression, graph)?,
             GraphPattern::Filter { expr, inner } => {
                 if let GraphPattern::Bgp { patterns } = inner.as_ref() {
+                    let fixed = |v: &Variable| {
+                        self.bound_value(v).is_some()
+                            || matches!(graph, GraphContext::Variable(g) if g == v)
+                    };
+                    if let Some(bound) = constant_filter::bind_constants(expr, patterns, fixed) {
+                        return self.plan_operator(&bound, graph);
+                    }
                     if let Some(joined) = self.plan_equality_join(expr, patterns, graph)? {
                         return Ok(joined);
                     }
@@ -202,6 +212,9 @@ impl Planner {
                         let narrowed = self.plan_ranged_bgp(patterns, graph, &ranges)?;
                         return self.plan_filter(expr, narrowed, graph);
                     }
+                }
+                if let Some(anti) = unbound_negation::as_not_exists(expr, inner) {
+                    return self.plan_operator(&anti, graph);
                 }
                 match correlated::filter_below_optional(expr, inner) {
                     Some(moved) => self.plan_operator(&moved, graph)?,

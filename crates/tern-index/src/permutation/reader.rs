@@ -106,6 +106,11 @@ impl BlockCache {
         state.make_room(0);
     }
 
+    /// Memory held by decoded blocks of all permutations now.
+    pub fn bytes(&self) -> usize {
+        self.entries.lock().unwrap().bytes
+    }
+
     fn bytes_of(&self, perm: Permutation) -> usize {
         self.entries.lock().unwrap().bytes_of[perm as usize]
     }

@@ -1,0 +1,144 @@
+//! Joins of basic graph patterns written as separate groups, made one basic
+//! graph pattern, so that the join order covers all of their triple
+//! patterns: `{ A } { B FILTER(f) }` is `{ A B FILTER(f) }`, and
+//! `A { B1 } UNION { B2 }` is `{ A B1 } UNION { A B2 }`. Planned apart, each
+//! group is evaluated without the values the others fix: a UNION branch of
+//! co-authors joined with one author afterwards first makes the co-author
+//! pairs of every author.
+//!
+//! Exact because:
+//! - a join of basic graph patterns has the solutions of the pattern made of
+//!   all their triples (blank node labels cannot be shared between groups);
+//! - a FILTER of a group reads, in every solution of that group, the same
+//!   values it reads in the joined solution when every variable it reads is
+//!   bound by the group's own triples, so it may filter the joined rows;
+//! - join distributes over UNION (bags: each pair of solutions once).
+//!
+//! Not for filters whose variables the group may leave unbound (they would
+//! see the other groups' values), nor EXISTS or functions with a fresh
+//! value per call.
+
+use super::exists;
+use crate::expr::expression_variables;
+use oxrdf::Variable;
+use rustc_hash::FxHashSet;
+use spargebra::algebra::{Expression, GraphPattern};
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+
+/// Most triple patterns a merged group gets (the join order of a larger
+/// group is searched greedily, and copies into UNION branches add up).
+const MAX_MERGED_PATTERNS: usize = 32;
+/// Most UNION branches a group is copied into.
+const MAX_BRANCHES: usize = 8;
+
+/// `Join(left, right)` as one filtered basic graph pattern, or as a UNION
+/// of them, when the parts allow; `None` otherwise.
+pub fn merge_join(left: &GraphPattern, right: &GraphPattern) -> Option<GraphPattern> {
+    if let (Some(a), Some(b)) = (FilteredBgp::of(left), FilteredBgp::of(right)) {
+        return a.join(b).map(FilteredBgp::into_pattern);
+    }
+    let (group, union) = match (FilteredBgp::of(left), FilteredBgp::of(right)) {
+        (Some(group), None) => (group, right),
+        (None, Some(group)) => (group, left),
+        _ => return None,
+    };
+    let mut branches = Vec::new();
+    union_branches(union, &mut branches)?;
+    let merged = branches
+        .into_iter()
+        .map(|b| group.clone().join(FilteredBgp::of(b)?))
+        .collect::<Option<Vec<_>>>()?;
+    merged
+        .into_iter()
+        .map(FilteredBgp::into_pattern)
+        .reduce(|l, r| GraphPattern::Union {
+            left: Box::new(l),
+            right: Box::new(r),
+        })
+}
+
+/// The branches of a (nested) UNION, at most [`MAX_BRANCHES`].
+fn union_branches<'a>(pattern: &'a GraphPattern, out: &mut Vec<&'a GraphPattern>) -> Option<()> {
+    match pattern {
+        GraphPattern::Union { left, right } => {
+            union_branches(left, out)?;
+            union_branches(right, out)
+        }
+        _ if out.len() < MAX_BRANCHES => {
+            out.push(pattern);
+            Some(())
+        }
+        _ => None,
+    }
+}
+
+/// Triple patterns and filters over them, each filter reading only
+/// variables the triples bind.
+#[derive(Clone)]
+struct FilteredBgp {
+    patterns: Vec<TriplePattern>,
+    filters: Vec<Expression>,
+}
+
+impl FilteredBgp {
+    fn of(pattern: &GraphPattern) -> Option<FilteredBgp> {
+        match pattern {
+            GraphPattern::Bgp { patterns } => Some(FilteredBgp {
+                patterns: patterns.clone(),
+                filters: Vec::new(),
+            }),
+            GraphPattern::Filter { expr, inner } => {
+                let mut group = FilteredBgp::of(inner)?;
+                let mut read = FxHashSet::default();
+                expression_variables(expr, &mut read)?;
+                let bound = group.variables();
+                if !read.iter().all(|v| bound.contains(v)) {
+                    return None;
+                }
+                group.filters.extend(exists::conjuncts(expr));
+                Some(group)
+            }
+            GraphPattern::Join { left, right } => {
+                FilteredBgp::of(left)?.join(FilteredBgp::of(right)?)
+            }
+            _ => None,
+        }
+    }
+
+    fn join(mut self, other: FilteredBgp) -> Option<FilteredBgp> {
+        if self.patterns.len() + other.patterns.len() > MAX_MERGED_PATTERNS {
+            return None;
+        }
+        self.patterns.extend(other.patterns);
+        self.filters.extend(other.filters);
+        Some(self)
+    }
+
+    fn variables(&self) -> FxHashSet<Variable> {
+        let mut out = FxHashSet::default();
+        for t in &self.patterns {
+            for term in [&t.subject, &t.object] {
+                if let TermPattern::Variable(v) = term {
+                    out.insert(v.clone());
+                }
+            }
+            if let NamedNodePattern::Variable(v) = &t.predicate {
+                out.insert(v.clone());
+            }
+        }
+        out
+    }
+
+    fn into_pattern(self) -> GraphPattern {
+        let bgp = GraphPattern::Bgp {
+            patterns: self.patterns,
+        };
+        match exists::and_all(self.filters) {
+            Some(expr) => GraphPattern::Filter {
+                expr,
+                inner: Box::new(bgp),
+            },
+            None => bgp,
+        }
+    }
+}
