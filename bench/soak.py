@@ -274,15 +274,20 @@ def main() -> None:
     ap.add_argument("--shared", type=Path, default=SHARED)
     ap.add_argument("--work", type=Path, default=DEFAULT_DATA / "soak")
     ap.add_argument("--timeout", type=float, default=60, help="the servers' query timeout")
+    ap.add_argument("--tern-args", default="--server-memory 1G",
+                    help="extra flags of tern serve (default: %(default)s, the budget of all queries' "
+                         "materialized state that the 2 GiB target leaves after caches and buffers)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     args.engines = args.engines.split(",")
+    args.tern_args = args.tern_args.split()
     args.dataset = "bsbm-1m"
     args.data_nt = {"bsbm-1m": DEFAULT_DATA / "bsbm-1m.nt"}
     prepare(args, "bsbm-1m")
     folder = args.shared / "datasets/bsbm-1m/queries-explore"
     light = [f.read_text() for d in sorted(folder.glob("mix00[01]?"))[1:21] for f in sorted(d.glob("*.rq"))]
     results = {"date": datetime.datetime.now().isoformat(timespec="seconds"), "commit": git_commit(),
+               "tern_args": args.tern_args,
                "machine": machine(), "clients": args.clients, "duration_s": args.duration,
                "weights": dict(WEIGHTS), "engines": []}
     for engine in args.engines:

@@ -60,7 +60,7 @@ impl Default for ServerConfig {
         ServerConfig {
             addr: SocketAddr::from(([127, 0, 0, 1], 7070)),
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
-            max_queued: 64,
+            max_queued: 512,
             timeout: Some(Duration::from_secs(300)),
             max_query_bytes: 1 << 20,
             fault_injection: false,

@@ -47,6 +47,11 @@ pub struct ParallelWriter {
 }
 
 impl ParallelWriter {
+    /// Gives the buffers back (a query waiting for its client keeps none).
+    pub fn release(&mut self) {
+        self.buffers = Vec::new();
+    }
+
     /// Writes the rows of `batch` from `from` on (at most
     /// [`PARALLEL_WRITE_MAX`]), cut into one run per core, each run decoded
     /// and written by a fork of `writer` into its own buffer, the buffers

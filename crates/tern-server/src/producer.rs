@@ -1,4 +1,4 @@
-//! Runs one query as a scheduler task and writes its results into ~1 MiB
+//! Runs one query as a scheduler task and writes its results into 1 MiB
 //! chunks sent through a bounded channel: the producer runs ahead of the
 //! network by at most the channel's capacity, and a slow or gone client
 //! pauses or stops it instead of growing memory.
@@ -32,10 +32,14 @@ use tern_export::{GraphFormat, GraphWriter, Prefixes, SolutionsFormat, Solutions
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::sync::oneshot;
 
-/// Size at which a buffer is handed to the network.
+/// Size at which a buffer is handed to the network. Smaller chunks cost
+/// export speed: 256 KiB ones took a full TSV export of BSBM 1M from
+/// 0.16 s to 0.41 s.
 pub const CHUNK_BYTES: usize = 1 << 20;
-/// Chunks in flight per stage (producer → compressor → network).
-pub const QUEUE_CHUNKS: usize = 4;
+/// Chunks in flight per stage (producer → compressor → network): two export
+/// as fast as four, and a query whose client reads nothing holds about
+/// (this + 2) chunks (the network's and the producer's own).
+pub const QUEUE_CHUNKS: usize = 2;
 /// Partial buffers leave after waiting this long, so slow results still
 /// trickle out instead of sitting in a half-full buffer.
 const MAX_HOLD: Duration = Duration::from_millis(10);
@@ -407,7 +411,15 @@ impl Producing {
     fn run(&mut self, until: Option<Instant>) -> Step {
         match self.produce(until) {
             Ok(step) => step,
-            Err(Stop::Blocked) => Step::Blocked,
+            Err(Stop::Blocked) => {
+                // It may wait long for its client: what it only reuses
+                // between writes goes back meanwhile.
+                self.parallel.release();
+                if self.sink.buf.is_empty() {
+                    self.sink.buf = Vec::new();
+                }
+                Step::Blocked
+            }
             Err(Stop::Gone) => Step::Done,
         }
     }

@@ -28,8 +28,10 @@ pub struct ServeArgs {
     /// a request's `timeout` parameter can lower it.
     #[arg(long, default_value = "300", value_parser = parse_duration)]
     timeout: Duration,
-    /// Queries that may wait for a worker; beyond them, 503 with Retry-After.
-    #[arg(long, default_value_t = 64)]
+    /// Queries that may wait for a worker (or for their next turn); beyond
+    /// them, 503 with Retry-After. Waiting costs little: new queries go
+    /// before long ones, and memory has budgets of its own.
+    #[arg(long, default_value_t = 512)]
     max_queued: usize,
     /// Memory budget of each query's materialized state, e.g. 2G (default: a
     /// quarter of RAM), so one query cannot take the server down.

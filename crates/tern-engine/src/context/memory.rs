@@ -12,6 +12,11 @@ use crate::EngineError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+/// A query holding less than this share of the server's budget is small.
+const SMALL_SHARE: u64 = 100;
+/// Small queries may go past the server's budget by this share of it.
+const RESERVE_SHARE: u64 = 4;
+
 /// The memory all queries of one engine hold, and how much they may.
 #[derive(Debug, Default)]
 pub struct SharedMemory {
@@ -79,7 +84,13 @@ impl MemoryAccount {
         }
         if let Some(shared) = &self.shared {
             if let Some(budget) = shared.budget {
-                if shared.used.load(Ordering::Relaxed) > budget {
+                let used = shared.used.load(Ordering::Relaxed);
+                // Past the budget, the queries that hold much of it end,
+                // not a small one that happens to charge next: queries
+                // holding less than a hundredth of the budget may use a
+                // reserve of a quarter more.
+                let small = self.used.load(Ordering::Relaxed) < budget / SMALL_SHARE;
+                if used > budget && !(small && used <= budget + budget / RESERVE_SHARE) {
                     return Err(EngineError::ServerMemory { budget });
                 }
             }
@@ -162,5 +173,25 @@ mod tests {
         assert_eq!(server.used(), 100);
         drop(a2);
         assert_eq!(server.used(), 0);
+    }
+
+    #[test]
+    fn small_queries_use_a_reserve_past_the_server_budget() {
+        let server = Arc::new(SharedMemory::new(Some(10_000)));
+        let big = Arc::new(MemoryAccount::new(None, Some(server.clone())));
+        let small = Arc::new(MemoryAccount::new(None, Some(server.clone())));
+        let held = MemoryCharge::new(big.clone());
+        held.set(10_000).unwrap();
+        // The big query cannot grow past the budget...
+        assert!(MemoryCharge::new(big.clone()).set(1).is_err());
+        // ...a small one can, into the reserve (a quarter of the budget)...
+        let light = MemoryCharge::new(small.clone());
+        light.set(99).unwrap();
+        // ...but not once it holds a hundredth of the budget.
+        assert!(MemoryCharge::new(small.clone()).set(1).is_err());
+        drop(light);
+        held.set(12_500).unwrap_err();
+        // Past the reserve nothing grows.
+        assert!(MemoryCharge::new(small).set(1).is_err());
     }
 }

@@ -46,14 +46,18 @@ pub struct Group {
 pub struct Groups {
     groups: FxHashMap<Vec<Id>, Vec<Accumulator>>,
     order: Vec<Vec<Id>>,
+    /// What the accumulators keep (DISTINCT sets, GROUP_CONCAT text).
+    held: usize,
 }
 
 impl crate::suspend::StashSize for Groups {
     /// Keys twice (map and order) and an estimate per accumulator.
     fn stash_bytes(&self) -> usize {
-        self.order
-            .first()
-            .map_or(0, |k| self.order.len() * (2 * (k.len() * 8 + 24) + 64))
+        self.held
+            + self
+                .order
+                .first()
+                .map_or(0, |k| self.order.len() * (2 * (k.len() * 8 + 24) + 64))
     }
 }
 
@@ -213,29 +217,38 @@ impl Operator for Group {
             let Groups {
                 mut groups,
                 mut order,
+                mut held,
             } = std::mem::take(&mut self.partial);
             while let Some(batch) = input.next_batch()? {
                 self.ctx.check()?;
                 // The input paused, or the turn is over: keep the groups
                 // for the next call.
                 if batch.len == 0 || self.ctx.should_yield() {
-                    self.add_batch(&batch, &mut groups, &mut order)?;
-                    self.partial = Groups { groups, order };
+                    self.add_batch(&batch, &mut groups, &mut order, &mut held)?;
+                    self.partial = Groups {
+                        groups,
+                        order,
+                        held,
+                    };
                     self.input = Some(input);
                     return Ok(Some(Batch::with_columns(self.variables.len())));
                 }
-                self.add_batch(&batch, &mut groups, &mut order)?;
+                self.add_batch(&batch, &mut groups, &mut order, &mut held)?;
             }
             // Without GROUP BY, an empty input still makes one (empty) group.
             if groups.is_empty() && self.key_columns.is_empty() {
                 order.push(Vec::new());
                 groups.insert(Vec::new(), self.accumulators());
             }
-            self.partial = Groups { groups, order };
+            self.partial = Groups {
+                groups,
+                order,
+                held,
+            };
             self.handed_out = 0;
         }
         self.ctx.check()?;
-        let Groups { groups, order } = &mut self.partial;
+        let Groups { groups, order, .. } = &mut self.partial;
         let end = (self.handed_out + super::BATCH_ROWS).min(order.len());
         let mut batch = Batch::with_columns(self.variables.len());
         for key in &mut order[self.handed_out..end] {
@@ -257,12 +270,19 @@ impl Operator for Group {
 }
 
 impl Group {
+    /// Charges the groups' keys and what their accumulators keep.
+    fn charge(&self, groups: usize, held: usize) -> Result<(), EngineError> {
+        self.memory
+            .set((groups * (self.variables.len() * 64 + 64) + held) as u64)
+    }
+
     /// Adds one batch's rows to the groups.
     fn add_batch(
         &self,
         batch: &Batch,
         groups: &mut FxHashMap<Vec<Id>, Vec<Accumulator>>,
         order: &mut Vec<Vec<Id>>,
+        held: &mut usize,
     ) -> Result<(), EngineError> {
         let mut row = vec![Id::UNDEFINED; batch.columns.len()];
         let mut key = vec![Id::UNDEFINED; self.key_columns.len()];
@@ -279,6 +299,7 @@ impl Group {
             }
             let accumulators = groups.get_mut(key.as_slice()).expect("inserted above");
             for ((_, input), acc) in self.aggregates.iter().zip(accumulators.iter_mut()) {
+                let before = acc.held_bytes();
                 match input {
                     AggregateInput::Row => {
                         let terms = self.ctx.terms(&row)?;
@@ -290,10 +311,12 @@ impl Group {
                     }
                     AggregateInput::Expression(e) => acc.add(e.evaluate(&row)?),
                 }
+                *held = (*held + acc.held_bytes()).saturating_sub(before);
+            }
+            if i % 1024 == 1023 {
+                self.charge(groups.len(), *held)?;
             }
         }
-        self.memory
-            .set((groups.len() * (self.variables.len() * 64 + 64)) as u64)?;
-        Ok(())
+        self.charge(groups.len(), *held)
     }
 }

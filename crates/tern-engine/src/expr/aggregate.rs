@@ -21,6 +21,23 @@ pub struct Accumulator {
     /// Values already seen, for `DISTINCT`.
     seen: Option<HashSet<Term>>,
     state: State,
+    /// Approximate bytes of the values it keeps (DISTINCT sets, the text of
+    /// GROUP_CONCAT), for the query's memory budget.
+    held: usize,
+}
+
+/// Memory of one kept term: its text, the `Term` and the set's slot.
+fn term_bytes(term: &Term) -> usize {
+    let text = match term {
+        Term::NamedNode(n) => n.as_str().len(),
+        Term::BlankNode(b) => b.as_str().len(),
+        Term::Literal(l) => {
+            l.value().len() + l.language().map_or(0, str::len) + l.datatype().as_str().len()
+        }
+        #[allow(unreachable_patterns)]
+        _ => 64,
+    };
+    text + 96
 }
 
 enum State {
@@ -85,7 +102,13 @@ impl Accumulator {
         Accumulator {
             seen: distinct.then(HashSet::new),
             state,
+            held: 0,
         }
+    }
+
+    /// Approximate bytes of the values it keeps.
+    pub fn held_bytes(&self) -> usize {
+        self.held
     }
 
     /// `COUNT(*)` (or `COUNT(DISTINCT *)`): feed it whole rows with
@@ -97,6 +120,7 @@ impl Accumulator {
                 count: 0,
                 seen: distinct.then(HashSet::new),
             },
+            held: 0,
         }
     }
 
@@ -112,6 +136,7 @@ impl Accumulator {
             if !seen.insert(term.clone()) {
                 return;
             }
+            self.held += term_bytes(term);
         }
         match &mut self.state {
             State::Count(count) => *count += u64::from(value.is_some()),
@@ -137,7 +162,10 @@ impl Accumulator {
             } => {
                 let first = *empty;
                 *empty = false;
+                let before = text.as_ref().map_or(0, String::capacity);
                 *text = concat_value(text.take(), value.as_ref(), separator, first);
+                let after = text.as_ref().map_or(0, String::capacity);
+                self.held = (self.held + after).saturating_sub(before);
             }
             State::Sample(sample) => {
                 if sample.is_none() {
@@ -158,6 +186,7 @@ impl Accumulator {
                     return;
                 }
                 seen.insert(row.to_vec());
+                self.held += 48 + row.iter().flatten().map(term_bytes).sum::<usize>();
             }
             *count += 1;
         }
