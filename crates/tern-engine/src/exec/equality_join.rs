@@ -7,10 +7,11 @@
 //! term, that is the same ID, so such probe rows look their ID up. Literals
 //! are equal by value (`1 = 1.0`), which IDs do not show, so a literal probe
 //! row is tested with the condition itself against the build side's literal
-//! rows, and nothing else.
+//! rows that may be equal to it ([`LiteralBuckets`]), and nothing else.
 
 use super::condition::Condition;
 use super::join_inputs::CANDIDATES_PER_CALL;
+use super::literal_buckets::LiteralBuckets;
 use super::profile::OperatorInfo;
 use super::rows::Sources;
 use super::{
@@ -33,9 +34,9 @@ pub struct EqualityJoin {
     build_column: usize,
     sources: Sources,
     condition: Condition,
-    /// Build rows whose key is a literal, found when a literal probe row
-    /// first needs them.
-    literal_rows: Option<Vec<u32>>,
+    /// Build rows whose key is a literal, grouped by value, found when a
+    /// literal probe row first needs them.
+    literal_rows: Option<LiteralBuckets>,
 }
 
 impl EqualityJoin {
@@ -73,19 +74,19 @@ impl EqualityJoin {
     }
 }
 
-/// Build rows whose key column holds a literal.
+/// Build rows whose key column holds a literal, grouped by value.
 fn literal_rows(
     ctx: &QueryContext,
     table: &RowTable,
     column: usize,
-) -> Result<Vec<u32>, EngineError> {
-    let mut rows = Vec::new();
+) -> Result<LiteralBuckets, EngineError> {
+    let mut literals = Vec::new();
     for (i, row) in table.rows.iter().enumerate() {
         if ctx.is_literal(row[column])? {
-            rows.push(i as u32);
+            literals.push((i as u32, row[column]));
         }
     }
-    Ok(rows)
+    LiteralBuckets::new(ctx, literals.into_iter())
 }
 
 impl Operator for EqualityJoin {
@@ -152,8 +153,11 @@ impl Operator for EqualityJoin {
                 if literals.is_none() {
                     *literals = Some(literal_rows(ctx, table, build_column)?);
                 }
-                let literals = literals.as_deref().unwrap_or_default();
-                for &candidate in literals.iter().skip(at.next).take(CANDIDATES_PER_CALL) {
+                let Some(buckets) = literals.as_ref() else {
+                    return Ok(true);
+                };
+                let candidates = buckets.candidates(ctx, key)?;
+                for &candidate in candidates.iter().skip(at.next).take(CANDIDATES_PER_CALL) {
                     seen += 1;
                     at.next += 1;
                     let merged = Solution::merge(left, &table.rows[candidate as usize], sources);

@@ -2,13 +2,14 @@
 //! pattern is looked up in the index with the shared variables bound, so a
 //! few selective rows never pay for scanning a large pattern whole.
 
+use super::cursor::{Filled, RowCursor};
 use super::pattern_rows::PatternRows;
 use super::profile::OperatorInfo;
 use super::rows::{Solution, Sources};
 use super::scan::{GraphScope, PatternTerm, Scan};
-use super::{Batch, BoxedOperator, Operator};
+use super::{Batch, BoxedOperator, Operator, BATCH_ROWS};
 use crate::context::{MemoryCharge, QueryContext};
-use crate::suspend::{OperatorState, Stash};
+use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use rustc_hash::FxHashMap;
@@ -22,7 +23,16 @@ pub struct IndexJoin {
     /// What its materialized state costs, in the query's memory account.
     memory: MemoryCharge,
     variables: Vec<Variable>,
-    left: BoxedOperator,
+    /// The left input, read row by row: a left row may match many rows
+    /// (an author with 5,000 papers), so the output of one left batch is
+    /// made a batch at a time.
+    left: RowCursor,
+    /// Matches of the current left row already joined.
+    next_match: usize,
+    /// Matches of the bindings looked up lately (left rows often repeat
+    /// their values): key → (first row in `found_rows`, count).
+    found: FxHashMap<([PatternTerm; 3], GraphScope), (usize, usize)>,
+    found_rows: Vec<Id>,
     pattern_variables: Vec<Variable>,
     /// The pattern as planned, with the variables the left rows bind.
     pattern: PatternRows,
@@ -38,6 +48,10 @@ pub struct IndexJoin {
 
 /// Lookups between two checks for cancellation.
 const LOOKUPS_PER_CHECK: usize = 64;
+/// Pattern rows the lookup cache keeps before it starts over.
+const CACHED_ROWS: usize = 1 << 16;
+/// Left rows joined before a batch with some rows is handed on.
+const LEFT_ROWS_PER_BATCH: usize = 4096;
 
 impl IndexJoin {
     pub fn new(
@@ -55,7 +69,10 @@ impl IndexJoin {
             memory: ctx.memory_charge(),
             ctx,
             variables,
-            left,
+            left: RowCursor::new(left),
+            next_match: 0,
+            found: FxHashMap::default(),
+            found_rows: Vec::new(),
             pattern_variables,
             pattern,
             bound_from,
@@ -63,6 +80,18 @@ impl IndexJoin {
             readers: Default::default(),
             lookups: Arc::default(),
         }
+    }
+
+    /// Charges the output batch and the lookup cache.
+    fn charge(&self, out: &Batch, width: usize) -> Result<(), EngineError> {
+        self.memory
+            .set((out.len * width * 8 + self.found_rows.len() * 8) as u64)
+    }
+
+    /// A batch that may be empty (the turn is over, or the input paused).
+    fn hand_out(&self, out: Batch, width: usize) -> Result<Option<Batch>, EngineError> {
+        self.charge(&out, width)?;
+        Ok(Some(out))
     }
 
     /// The pattern with the left row's values in place of shared variables.
@@ -139,71 +168,87 @@ impl Operator for IndexJoin {
     }
 
     fn children(&self) -> Vec<&dyn Operator> {
-        vec![self.left.as_ref()]
+        vec![self.left.input.as_ref()]
     }
 
+    /// The left cursor (at the current row) and the matches of that row
+    /// already joined; the lookup cache is looked up again.
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
-        Ok(OperatorState::wrapping(self.left.save(stash)?))
+        let left = self.left.save(stash)?;
+        Ok(OperatorState::new(vec![self.next_match as u64], vec![left]))
     }
 
-    /// Each left batch is joined whole into one output batch.
     fn checkpoint(&self) -> Option<OperatorState> {
-        self.left.checkpoint().map(OperatorState::wrapping)
+        let left = self.left.checkpoint()?;
+        Some(OperatorState::new(vec![self.next_match as u64], vec![left]))
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        self.left.restore(state.into_child()?, stash)
+        self.next_match =
+            usize::try_from(state.number(0)?).map_err(|_| bad_state("index join matches"))?;
+        self.found.clear();
+        self.found_rows.clear();
+        let [left] = state.into_children()?;
+        self.left.restore(left, stash)
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         let width = self.variables.len();
+        let pattern_width = self.pattern_variables.len();
+        let mut row_out = vec![Id::UNDEFINED; pattern_width];
+        let mut out = Batch::with_columns(width);
+        let mut left_rows = 0usize;
         loop {
-            let Some(batch) = self.left.next_batch()? else {
-                return Ok(None);
-            };
-            self.ctx.check()?;
-            // Rows of a batch often share their binding (the same subject
-            // repeated): look each binding up once. Found rows go to one flat
-            // buffer; the map holds where each binding's rows start, and how
-            // many there are.
-            let pattern_width = self.pattern_variables.len();
-            let mut found: FxHashMap<([PatternTerm; 3], GraphScope), (usize, usize)> =
-                FxHashMap::default();
-            let mut found_rows: Vec<Id> = Vec::new();
-            let mut found_count = 0;
-            let mut row_out = vec![Id::UNDEFINED; pattern_width];
-            let mut left = vec![Id::UNDEFINED; batch.columns.len()];
-            let mut out = Batch::with_columns(width);
-            for i in 0..batch.len {
-                for (slot, column) in left.iter_mut().zip(&batch.columns) {
-                    *slot = column[i];
+            match self.left.fill(&self.ctx)? {
+                Filled::Row => {}
+                Filled::Paused => {
+                    self.ctx.input_paused(out.len);
+                    return self.hand_out(out, width);
                 }
-                let key = self.bind(&left);
-                let (first, count) = match found.get(&key) {
-                    Some(&range) => range,
-                    None => {
-                        if found.len() % LOOKUPS_PER_CHECK == LOOKUPS_PER_CHECK - 1 {
-                            self.ctx.check()?;
-                        }
-                        let count =
-                            self.lookup_into(key.0, key.1, &mut found_rows, &mut row_out)?;
-                        let range = (found_count, count);
-                        found_count += count;
-                        found.insert(key, range);
-                        range
-                    }
-                };
-                for r in first..first + count {
-                    let right = &found_rows[r * pattern_width..(r + 1) * pattern_width];
-                    out.push_merged(&left, right, &self.sources);
+                Filled::Ended => {
+                    self.charge(&out, width)?;
+                    return Ok((out.len > 0).then_some(out));
                 }
             }
-            self.memory
-                .set((out.len * width * 8 + found_rows.len() * 8) as u64)?;
-            // Nothing joined: go on, unless the left side paused or the
-            // turn is over.
-            if out.len > 0 || batch.len == 0 || self.ctx.should_yield() {
-                return Ok(Some(out));
+            let (batch, pos) = self.left.current();
+            let left = batch.row(pos);
+            let key = self.bind(&left);
+            let (first, count) = match self.found.get(&key) {
+                Some(&range) => range,
+                None => {
+                    if self.found_rows.len() > CACHED_ROWS * pattern_width.max(1) {
+                        self.found.clear();
+                        self.found_rows.clear();
+                    }
+                    if self.found.len() % LOOKUPS_PER_CHECK == LOOKUPS_PER_CHECK - 1 {
+                        self.ctx.check()?;
+                    }
+                    let start = self.found_rows.len() / pattern_width.max(1);
+                    let mut rows = std::mem::take(&mut self.found_rows);
+                    let count = self.lookup_into(key.0, key.1, &mut rows, &mut row_out);
+                    self.found_rows = rows;
+                    let range = (start, count?);
+                    self.found.insert(key, range);
+                    range
+                }
+            };
+            while self.next_match < count {
+                let r = first + self.next_match;
+                let right = &self.found_rows[r * pattern_width..(r + 1) * pattern_width];
+                out.push_merged(&left, right, &self.sources);
+                self.next_match += 1;
+                if out.len >= BATCH_ROWS {
+                    return self.hand_out(out, width);
+                }
+            }
+            self.left.advance(1);
+            self.next_match = 0;
+            left_rows += 1;
+            if left_rows.is_multiple_of(LEFT_ROWS_PER_BATCH) {
+                self.ctx.check()?;
+                if out.len > 0 || self.ctx.stop_turn(out.len) {
+                    return self.hand_out(out, width);
+                }
             }
         }
     }

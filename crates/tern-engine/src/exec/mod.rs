@@ -22,6 +22,7 @@ mod hash_join;
 mod index_join;
 mod join_inputs;
 mod left_join;
+mod literal_buckets;
 mod measured;
 mod merge_join;
 mod minus;

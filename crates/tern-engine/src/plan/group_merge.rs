@@ -17,12 +17,18 @@
 //! Not for filters whose variables the group may leave unbound (they would
 //! see the other groups' values), nor EXISTS or functions with a fresh
 //! value per call.
+//!
+//! A path that is an alternative of predicates and inverse predicates,
+//! `(p | ^q)`, is the UNION of their triple patterns (the spec's evaluation
+//! of an alternative is the union of its sides' solutions), so it joins the
+//! same way: `?d dc:creator <a> . ?d (bib:journal | bib:partOf) ?v` looks up
+//! each document's venue instead of listing every venue of the store.
 
 use super::exists;
 use crate::expr::expression_variables;
 use oxrdf::Variable;
 use rustc_hash::FxHashSet;
-use spargebra::algebra::{Expression, GraphPattern};
+use spargebra::algebra::{Expression, GraphPattern, PropertyPathExpression};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 
 /// Most triple patterns a merged group gets (the join order of a larger
@@ -45,7 +51,7 @@ pub fn merge_join(left: &GraphPattern, right: &GraphPattern) -> Option<GraphPatt
     let mut branches = Vec::new();
     union_branches(union, &mut branches)?;
     let merged = branches
-        .into_iter()
+        .iter()
         .map(|b| group.clone().join(FilteredBgp::of(b)?))
         .collect::<Option<Vec<_>>>()?;
     merged
@@ -57,19 +63,80 @@ pub fn merge_join(left: &GraphPattern, right: &GraphPattern) -> Option<GraphPatt
         })
 }
 
-/// The branches of a (nested) UNION, at most [`MAX_BRANCHES`].
-fn union_branches<'a>(pattern: &'a GraphPattern, out: &mut Vec<&'a GraphPattern>) -> Option<()> {
+/// The branches of a (nested) UNION, or of an alternative path, at most
+/// [`MAX_BRANCHES`].
+fn union_branches(pattern: &GraphPattern, out: &mut Vec<GraphPattern>) -> Option<()> {
     match pattern {
         GraphPattern::Union { left, right } => {
             union_branches(left, out)?;
             union_branches(right, out)
         }
+        GraphPattern::Path {
+            subject,
+            path,
+            object,
+        } => union_branches(&path_as_union(subject, path, object)?, out),
         _ if out.len() < MAX_BRANCHES => {
-            out.push(pattern);
+            out.push(pattern.clone());
             Some(())
         }
         _ => None,
     }
+}
+
+/// `s (p1 | ^p2 | ...) o` as the UNION of `s p1 o`, `o p2 s`, ...; `None`
+/// for other paths.
+pub fn path_as_union(
+    subject: &TermPattern,
+    path: &PropertyPathExpression,
+    object: &TermPattern,
+) -> Option<GraphPattern> {
+    let mut steps = Vec::new();
+    alternatives(path, &mut steps)?;
+    if steps.len() < 2 || steps.len() > MAX_BRANCHES {
+        return None;
+    }
+    steps
+        .into_iter()
+        .map(|(predicate, inverse)| {
+            let (s, o) = if inverse {
+                (object, subject)
+            } else {
+                (subject, object)
+            };
+            GraphPattern::Bgp {
+                patterns: vec![TriplePattern {
+                    subject: s.clone(),
+                    predicate: NamedNodePattern::NamedNode(predicate),
+                    object: o.clone(),
+                }],
+            }
+        })
+        .reduce(|l, r| GraphPattern::Union {
+            left: Box::new(l),
+            right: Box::new(r),
+        })
+}
+
+/// The predicates of an alternative of predicates and inverse predicates
+/// (true: inverse).
+fn alternatives(
+    path: &PropertyPathExpression,
+    out: &mut Vec<(oxrdf::NamedNode, bool)>,
+) -> Option<()> {
+    match path {
+        PropertyPathExpression::NamedNode(n) => out.push((n.clone(), false)),
+        PropertyPathExpression::Reverse(inner) => match inner.as_ref() {
+            PropertyPathExpression::NamedNode(n) => out.push((n.clone(), true)),
+            _ => return None,
+        },
+        PropertyPathExpression::Alternative(a, b) => {
+            alternatives(a, out)?;
+            alternatives(b, out)?;
+        }
+        _ => return None,
+    }
+    Some(())
 }
 
 /// Triple patterns and filters over them, each filter reading only

@@ -154,6 +154,9 @@ impl Planner {
                 path,
                 object,
             } => {
+                if let Some(union) = group_merge::path_as_union(subject, path, object) {
+                    return self.plan_operator(&union, graph);
+                }
                 // A zero-length path matches a constant end to itself even when
                 // no triple mentions it, so constants unknown to the index get a
                 // query-local ID instead of ending the pattern.
