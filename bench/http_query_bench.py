@@ -15,8 +15,13 @@ the end, also on Ctrl-C and errors):
 Suites: bsbm-explore (queries-explore/mix0001..) and bsbm-bi (queries-bi/mix0001..)
 on BSBM 1M; mix0000 of each is the warm-up, run once per engine, unmeasured.
 watdiv-basic: WatDiv SF10, the 20 basic templates x 20 instances (as in
-query_bench.py; each template's first instance also warms up). Each dataset has
-its own tern index, Oxigraph store and Virtuoso directory in --work.
+query_bench.py; each template's first instance also warms up). biblio-robust: the
+40 queries of bench/robustness/*.rq, one per shape (file name = group), on a
+DBLP-like graph that bench/biblio.py generates (--biblio-triples, default 1M:
+dataset biblio-1m); a few of them are the warm-up; its tables add, per query,
+tern's median over the fastest peer's. Each dataset has its own tern index,
+Oxigraph store and Virtuoso directory in --work. biblio-robust is not in the
+default --suites.
 
 The client sends every query as a form POST (query=...) over one persistent
 HTTP connection per engine (TCP_NODELAY set, as curl and urllib3 do), asking
@@ -67,19 +72,52 @@ import urllib.parse
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+import biblio
 from benchlib import BENCH, DEFAULT_DATA, DEFAULT_TERN, DEFAULT_VENV, SHARED, decompress, git_commit, machine, \
     tool_version
 from fairness_bench import Virtuoso, stop, wait_http
-from query_bench import LITERAL, NUMERIC, SAMPLES, TERM, XSD, bsbm_suite, by_value, close, geomean, mask_bnodes, \
-    same, publish, median_cells, watdiv_suite
+from query_bench import LITERAL, NUMERIC, SAMPLES, TERM, XSD, Query, Suite, bsbm_suite, by_value, close, fmt_ms, \
+    geomean, mask_bnodes, same, publish, median_cells, watdiv_suite
 
 ENGINES = ("tern", "oxigraph", "virtuoso")
 LABEL = {"tern": "tern", "oxigraph": "Oxigraph", "virtuoso": "Virtuoso"}
 PEERS = ("oxigraph", "virtuoso")
-SUITES = ("bsbm-explore", "bsbm-bi", "watdiv-basic")
+SUITES = ("bsbm-explore", "bsbm-bi", "watdiv-basic", "biblio-robust")
+DEFAULT_SUITES = ("bsbm-explore", "bsbm-bi", "watdiv-basic")
 DEFAULT_MIXES = {"bsbm-explore": 20, "bsbm-bi": 19}
 # The compressed N-Triples of each dataset, under --shared.
 DATASET_FILES = {"bsbm-1m": "datasets/bsbm-1m/dataset.nt.zst", "watdiv-10": "datasets/watdiv-10/watdiv.10.nt.zst"}
+# Generated datasets (bench/biblio.py): triples and seed, by dataset name.
+GENERATED: dict[str, tuple[int, int]] = {}
+BIBLIO_SEED = 1
+BIBLIO_QUERIES = BENCH / "robustness"
+# biblio-robust's warm-up, run once per engine before the measured runs: together they
+# touch every triple (the scans) and the busiest predicates.
+BIBLIO_WARMUP = ("varpred-filter-eq-scan", "filter-lang-datatype", "agg-count-distinct", "star-person")
+
+
+def biblio_dataset(triples: int) -> str:
+    """biblio-1m, biblio-10m, biblio-250k, biblio-12345."""
+    for unit, div in (("m", 1_000_000), ("k", 1_000)):
+        if triples % div == 0:
+            return f"biblio-{triples // div}{unit}"
+    return f"biblio-{triples}"
+
+
+def biblio_suite(folder: Path, triples: int) -> Suite:
+    """One query per file, named and grouped by its shape (the file name). A LIMIT
+    without ORDER BY may return any rows: such queries are marked `any_rows`, and the
+    comparison checks only their row count."""
+    dataset = biblio_dataset(triples)
+    GENERATED[dataset] = (triples, BIBLIO_SEED)
+    queries = []
+    for f in sorted(folder.glob("*.rq")):
+        q = Query(f, f.name, f.stem, None)
+        body = re.sub(r"#[^\n]*", "", re.sub(r'"[^"\n]*"|<[^<>\s]*>', '""', f.read_text()))
+        q.any_rows = bool(re.search(r"\bLIMIT\b", body, re.I)) and not re.search(r"\bORDER\s+BY\b", body, re.I)
+        queries.append(q)
+    warmup = [folder / f"{name}.rq" for name in BIBLIO_WARMUP]
+    return Suite("biblio-robust", dataset, queries, warmup)
 
 
 def graph_of(dataset: str) -> str:
@@ -139,7 +177,8 @@ class TernServer(Server):
     def __enter__(self):
         a = self.args
         self.start([str(a.tern), "serve", "--index", str(a.work / f"tern-{a.dataset}"), "--bind", "127.0.0.1",
-                    "--port", str(self.port), "--timeout", str(int(a.timeout))], a.work / "tern-serve.log")
+                    "--port", str(self.port), "--timeout", str(int(a.timeout)), *getattr(a, "tern_args", [])],
+                   a.work / "tern-serve.log")
         return self
 
 
@@ -187,11 +226,18 @@ SERVERS = {"tern": TernServer, "oxigraph": OxigraphServer, "virtuoso": VirtuosoS
 
 
 def prepare(args, dataset: str) -> None:
-    """Decompresses the dataset if needed and builds tern's index and Oxigraph's
-    store from scratch (untimed); Virtuoso loads on its first start."""
+    """Decompresses (or, for a generated dataset, generates) the dataset if needed and
+    builds tern's index and Oxigraph's store from scratch (untimed); Virtuoso loads on
+    its first start."""
     args.work.mkdir(parents=True, exist_ok=True)
     nt = args.data_nt[dataset]
-    if not nt.exists():
+    if not nt.exists() and dataset in GENERATED:
+        triples, seed = GENERATED[dataset]
+        print(f"generating {dataset} ({triples:,} triples, seed {seed}) to {nt}", file=sys.stderr)
+        t = time.monotonic()
+        n = biblio.generate(nt, triples, seed)
+        print(f"  {n:,} triples in {time.monotonic() - t:.0f} s", file=sys.stderr)
+    elif not nt.exists():
         print(f"decompressing {dataset} to {nt}", file=sys.stderr)
         nt.parent.mkdir(parents=True, exist_ok=True)
         decompress(args.shared / DATASET_FILES[dataset], nt)
@@ -408,6 +454,8 @@ def compare(query, a: str, ra: dict, b: str, rb: dict) -> dict | None:
         return {**diff, "kind": "same results, but rows varied between runs", "notes": notes} if notes else None
     if ra["rows"] != rb["rows"]:
         diff["kind"] = "row count"
+    elif getattr(query, "any_rows", False):
+        return None  # a LIMIT without ORDER BY: any rows of the right count are right
     elif same(ca, cb, by_value):
         diff["kind"] = "numbers: same values, other lexical forms"
     elif close(ca, cb):
@@ -587,6 +635,71 @@ def summarize(records: list[dict], engines: list[str]) -> dict:
     return out
 
 
+def ratio_to_best_peer(records: list[dict], engines: list[str]) -> dict | None:
+    """Per query, tern's median over the fastest peer's (above 1: tern is slower), the
+    worst of those and their geometric mean; the queries tern failed while a peer
+    answered, and those every peer failed while tern answered."""
+    peers = [e for e in engines if e != "tern"]
+    if "tern" not in engines or not peers:
+        return None
+    med = lambda r, e: r[e].get("median_ms")
+    per_query, tern_failed, peers_failed = [], [], []
+    for r in records:
+        answered = {p: med(r, p) for p in peers if med(r, p) is not None}
+        best = min(answered, key=answered.get) if answered else None
+        t = med(r, "tern")
+        row = {"query": r["query"], "tern_ms": t, "best_peer": best, "best_peer_ms": answered.get(best),
+               "ratio": round(t / answered[best], 3) if t is not None and best and answered[best] > 0 else None}
+        per_query.append(row)
+        if t is None and answered:
+            tern_failed.append({"query": r["query"], "timeout": bool(r["tern"].get("timeout")),
+                                "error": (r["tern"].get("error") or "")[:300], "peers_ms": answered})
+        elif t is not None and not answered:
+            peers_failed.append(r["query"])
+    rated = [q for q in per_query if q["ratio"] is not None]
+    worst = max(rated, key=lambda q: q["ratio"]) if rated else None
+    return {"per_query": per_query, "rated": len(rated),
+            "geomean": round(geomean([q["ratio"] for q in rated]), 3) if rated else None,
+            "worst": {"query": worst["query"], "ratio": worst["ratio"]} if worst else None,
+            "slower_than_2x": [q["query"] for q in rated if q["ratio"] > 2],
+            "tern_failed_peer_answered": tern_failed, "peers_failed_tern_answered": peers_failed}
+
+
+def ratio_table(name: str, res: dict, engines: list[str]) -> list[str]:
+    """The per-query table of a suite with a ratio_to_best_peer summary."""
+    ratio = res["summary"]["ratio_to_best_peer"]
+    by_query = {r["query"]: r for r in res["records"]}
+    L = [LABEL[e] for e in engines]
+
+    def cell(rec):
+        if rec.get("median_ms") is not None:
+            return fmt_ms(rec["median_ms"])
+        return "timeout" if rec.get("timeout") else "failed" if rec.get("error") else "—"
+
+    lines = ["", f"**{name}**: median latency (ms) per query; ratio = tern / the fastest peer (above 1: tern is "
+             "slower)", "",
+             "| query | rows | " + " | ".join(L) + " | fastest peer | tern / fastest peer |",
+             "|---|---:|" + "---:|" * len(engines) + "---|---:|"]
+    for q in ratio["per_query"]:
+        r = by_query[q["query"]]
+        rows = next((r[e]["rows"] for e in engines if r[e].get("rows") is not None), None)
+        lines.append(f"| {q['query'].removesuffix('.rq')} | {'—' if rows is None else f'{rows:,}'} | "
+                     + " | ".join(cell(r[e]) for e in engines) + f" | {LABEL.get(q['best_peer'], '—')} | "
+                     + ("—" if q["ratio"] is None else f"{q['ratio']:.2f}") + " |")
+    worst = ratio["worst"]
+    lines += ["", f"Over the {ratio['rated']} queries tern and a peer answered: geometric mean of tern / fastest peer "
+              + ("—" if ratio["geomean"] is None else f"{ratio['geomean']:.2f}") + ", worst "
+              + (f"{worst['ratio']:.2f} ({worst['query']})" if worst else "—") + "; more than 2x slower: "
+              + (", ".join(ratio["slower_than_2x"]) or "none") + "."]
+    failed = ratio["tern_failed_peer_answered"]
+    lines.append("tern failed or timed out where a peer answered: " + ("none." if not failed else "; ".join(
+        f"{f['query']} ({'timeout' if f['timeout'] else f['error'][:120]}; "
+        + ", ".join(f"{LABEL[p]} {fmt_ms(ms)} ms" for p, ms in f["peers_ms"].items()) + ")" for f in failed)))
+    if ratio["peers_failed_tern_answered"]:
+        lines.append("Every peer failed where tern answered: " + ", ".join(ratio["peers_failed_tern_answered"]) + ".")
+    return lines
+
+
 def fmt_speed(x):
     return "—" if x is None else f"{x:.2f}x"
 
@@ -618,6 +731,9 @@ def markdown(results: dict, engines: list[str]) -> str:
                      + " | ".join(fmt_speed(s.get("speed_vs", {}).get(p)) for p in peers)
                      + f" | {difference_summary(res, engines)} |")
     for name, res in results.items():
+        if res["summary"].get("ratio_to_best_peer"):
+            lines += ratio_table(name, res, engines)
+            continue
         lines += ["", f"**{name}**: median latency (ms) per query type (median over its instances of each "
                   "instance's median run); speed = geomean of peer / tern", "",
                   "| query | n | " + " | ".join(L) + " | " + " | ".join(f"vs {LABEL[p]}" for p in peers) + " |",
@@ -659,19 +775,23 @@ def main() -> None:
     ap.add_argument("--oxigraph", type=Path, default=DEFAULT_VENV / "bin/oxigraph",
                     help="oxigraph CLI, from setup_peers.sh (default: %(default)s)")
     ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated subset of: tern,oxigraph,virtuoso")
-    ap.add_argument("--suites", default=",".join(SUITES), help="comma-separated subset of: " + ",".join(SUITES))
+    ap.add_argument("--suites", default=",".join(DEFAULT_SUITES),
+                    help="comma-separated subset of: " + ",".join(SUITES) + " (default: %(default)s)")
     ap.add_argument("--runs", type=int, default=5, help="measured runs per query and engine (default: %(default)s)")
     ap.add_argument("--timeout", type=float, default=30, help="per query, in seconds, all engines (default: %(default)s)")
     ap.add_argument("--explore-mixes", type=int, default=DEFAULT_MIXES["bsbm-explore"],
                     help="measure the explore mixes 0001..N (default: %(default)s)")
     ap.add_argument("--bi-mixes", type=int, default=DEFAULT_MIXES["bsbm-bi"],
                     help="measure the BI mixes 0001..N (default: %(default)s)")
+    ap.add_argument("--biblio-triples", type=int, default=1_000_000,
+                    help="size of biblio-robust's generated dataset, biblio-N (default: %(default)s)")
     ap.add_argument("--shared", type=Path, default=SHARED, help="the shared/ directory (default: %(default)s)")
     ap.add_argument("--nt", type=Path, default=DEFAULT_DATA / "bsbm-1m.nt",
                     help="BSBM 1M N-Triples, decompressed here if missing (default: %(default)s)")
     ap.add_argument("--work", type=Path, default=DEFAULT_DATA / "http-bench",
                     help="indexes, the private Virtuoso and the server logs (default: %(default)s)")
-    ap.add_argument("--out", type=Path, help="JSON output (default: bench/results/http-query-<date>.json)")
+    ap.add_argument("--out", type=Path, help="JSON output (default: bench/results/http-query-<date>.json, "
+                    "http-query-<date>-biblio.json with biblio-robust)")
     ap.add_argument("--report", type=Path, metavar="RESULTS",
                     help="do not run: print the tables and differences of an earlier result file")
     args = ap.parse_args()
@@ -710,10 +830,13 @@ def main() -> None:
     signal.signal(signal.SIGTERM, interrupt)
     started = datetime.datetime.now()
     args.data_nt = {"bsbm-1m": args.nt, "watdiv-10": DEFAULT_DATA / "watdiv-10.nt"}
+    biblio_name = biblio_dataset(args.biblio_triples)
+    args.data_nt[biblio_name] = DEFAULT_DATA / f"{biblio_name}.nt"
     folder = args.shared / "datasets/bsbm-1m"
     all_suites = {"bsbm-explore": lambda: bsbm_suite("bsbm-explore", folder / "queries-explore", args.explore_mixes),
                   "bsbm-bi": lambda: bsbm_suite("bsbm-bi", folder / "queries-bi", args.bi_mixes),
-                  "watdiv-basic": lambda: watdiv_suite(args.shared / "datasets/watdiv-10/queries-basic", args.work)}
+                  "watdiv-basic": lambda: watdiv_suite(args.shared / "datasets/watdiv-10/queries-basic", args.work),
+                  "biblio-robust": lambda: biblio_suite(BIBLIO_QUERIES, args.biblio_triples)}
     results, prepared = {}, set()
     for name in suites:
         suite = all_suites[name]()
@@ -724,6 +847,8 @@ def main() -> None:
         print(f"{name}: {len(suite.queries)} queries, {len(suite.warmup)} warm-up", file=sys.stderr)
         res = run_suite(suite, args)
         res["summary"] = summarize(res["records"], args.engines)
+        if name == "biblio-robust":
+            res["summary"]["ratio_to_best_peer"] = ratio_to_best_peer(res["records"], args.engines)
         results[name] = res
 
     report = {
@@ -748,7 +873,9 @@ def main() -> None:
                    for name, res in results.items()},
     }
     report["engines"] = {e: v for e, v in report["engines"].items() if e in args.engines}
-    out = args.out or BENCH / "results" / f"http-query-{started:%Y-%m-%d}.json"
+    # A biblio-robust run gets a file of its own, so that it does not replace the day's BSBM/WatDiv results.
+    tag = "-biblio" if "biblio-robust" in suites else ""
+    out = args.out or BENCH / "results" / f"http-query-{started:%Y-%m-%d}{tag}.json"
     publish(report, out, markdown(results, args.engines), report_differences(results))
 
 
