@@ -54,6 +54,13 @@ impl Operator for Union {
         OperatorInfo::new("Union", "")
     }
 
+    /// Either side's first rows are all that the first rows can use.
+    fn first_rows_only(&mut self, rows: usize) {
+        for (input, _) in &mut self.inputs {
+            input.first_rows_only(rows);
+        }
+    }
+
     fn children(&self) -> Vec<&dyn Operator> {
         self.inputs
             .iter()

@@ -224,8 +224,12 @@ impl Engine {
                 profile: Profile::not_kept(),
             });
         }
-        let root = Planner::new(ctx.clone(), self.options.optional_joins)
+        let mut root = Planner::new(ctx.clone(), self.options.optional_joins)
             .plan(pattern, &GraphContext::Default)?;
+        if let Query::Ask { .. } = &*query {
+            // ASK reads one solution.
+            root.first_rows_only(1);
+        }
         let profile = if request.profile {
             Profile::of(root.as_ref())
         } else {
