@@ -193,6 +193,50 @@ impl Walker<'_> {
         Ok(nodes.into_iter().collect())
     }
 
+    /// The nodes where a non-empty match of `path` can start (end, when
+    /// `!forward`): the subjects of its first step's predicate, instead of
+    /// every node of the store (a closure over ten subClassOf triples of a
+    /// million-triple store looked at every node). `None` where the path
+    /// may match the empty path, or its first step is a negated set.
+    fn starts(&self, path: &Path, forward: bool) -> Result<Option<Vec<Id>>, EngineError> {
+        Ok(match path {
+            Path::NamedNode(p) => Some(match self.id_of(p)? {
+                None => Vec::new(),
+                Some(p) => {
+                    let column = if forward { 0 } else { 2 };
+                    let mut nodes: Vec<Id> = self
+                        .triples(None, Some(p), None)?
+                        .into_iter()
+                        .map(|t| t[column])
+                        .collect();
+                    nodes.sort_unstable();
+                    nodes.dedup();
+                    nodes
+                }
+            }),
+            Path::Reverse(inner) => self.starts(inner, !forward)?,
+            Path::OneOrMore(inner) => self.starts(inner, forward)?,
+            Path::Sequence(a, b) => {
+                let first = if forward { a } else { b };
+                if may_be_empty(first) {
+                    None
+                } else {
+                    self.starts(first, forward)?
+                }
+            }
+            Path::Alternative(a, b) => match (self.starts(a, forward)?, self.starts(b, forward)?) {
+                (Some(mut x), Some(y)) => {
+                    x.extend(y);
+                    x.sort_unstable();
+                    x.dedup();
+                    Some(x)
+                }
+                _ => None,
+            },
+            Path::ZeroOrMore(_) | Path::ZeroOrOne(_) | Path::NegatedPropertySet(_) => None,
+        })
+    }
+
     fn pairs(
         &self,
         path: &Path,
@@ -222,14 +266,29 @@ impl Walker<'_> {
                             .collect(),
                     });
                 }
+                let starts = match self.starts(path, true)? {
+                    Some(starts) => starts,
+                    None => self.all_nodes()?,
+                };
                 let mut out = Vec::new();
-                for s in self.all_nodes()? {
+                for s in starts {
                     out.extend(self.step(path, s, true)?.into_iter().map(|o| (s, o)));
                     self.memory.set((out.len() * 16) as u64)?;
                 }
                 out
             }
         })
+    }
+}
+
+/// Whether `path` matches the empty path (a node with itself).
+fn may_be_empty(path: &Path) -> bool {
+    match path {
+        Path::ZeroOrMore(_) | Path::ZeroOrOne(_) => true,
+        Path::NamedNode(_) | Path::NegatedPropertySet(_) => false,
+        Path::Reverse(inner) | Path::OneOrMore(inner) => may_be_empty(inner),
+        Path::Sequence(a, b) => may_be_empty(a) && may_be_empty(b),
+        Path::Alternative(a, b) => may_be_empty(a) || may_be_empty(b),
     }
 }
 

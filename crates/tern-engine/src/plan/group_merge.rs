@@ -43,6 +43,21 @@ pub fn merge_join(left: &GraphPattern, right: &GraphPattern) -> Option<GraphPatt
     if let (Some(a), Some(b)) = (FilteredBgp::of(left), FilteredBgp::of(right)) {
         return a.join(b).map(FilteredBgp::into_pattern);
     }
+    for (group, path) in [(left, right), (right, left)] {
+        if let (
+            Some(group),
+            GraphPattern::Path {
+                subject,
+                path,
+                object,
+            },
+        ) = (FilteredBgp::of(group), path)
+        {
+            if let Some(joined) = zero_or_one_step(group, subject, path, object) {
+                return Some(joined);
+            }
+        }
+    }
     let (group, union) = match (FilteredBgp::of(left), FilteredBgp::of(right)) {
         (Some(group), None) => (group, right),
         (None, Some(group)) => (group, left),
@@ -61,6 +76,71 @@ pub fn merge_join(left: &GraphPattern, right: &GraphPattern) -> Option<GraphPatt
             left: Box::new(l),
             right: Box::new(r),
         })
+}
+
+/// `A . ?s p? ?o` where A binds `?s` as a node (subject or object) and not
+/// `?o`: the pairs of a zero-or-one path are `(?s, ?s)` for every node and
+/// `(?s, ?o)` for every step, as a set, so it is `{ A ?s p ?o FILTER(?s !=
+/// ?o as terms) } UNION { A BIND(?s AS ?o) }` (the filter keeps a loop's
+/// pair from counting twice). The same with the ends swapped. Planned as a
+/// whole, the path's step is looked up from A's nodes instead of the path
+/// listing every node of the store with itself.
+fn zero_or_one_step(
+    group: FilteredBgp,
+    subject: &TermPattern,
+    path: &PropertyPathExpression,
+    object: &TermPattern,
+) -> Option<GraphPattern> {
+    let PropertyPathExpression::ZeroOrOne(step) = path else {
+        return None;
+    };
+    let (TermPattern::Variable(s), TermPattern::Variable(o)) = (subject, object) else {
+        return None;
+    };
+    let nodes = group.node_variables();
+    let all = group.variables();
+    let (bound, free) = if nodes.contains(s) && !all.contains(o) {
+        (s, o)
+    } else if nodes.contains(o) && !all.contains(s) {
+        (o, s)
+    } else {
+        return None;
+    };
+    if s == o {
+        return None;
+    }
+    let mut steps = Vec::new();
+    alternatives(step, &mut steps)?;
+    let [(predicate, inverse)] = &steps[..] else {
+        return None;
+    };
+    let (from, to) = if *inverse {
+        (object, subject)
+    } else {
+        (subject, object)
+    };
+    let mut one = group.clone().join(FilteredBgp {
+        patterns: vec![TriplePattern {
+            subject: from.clone(),
+            predicate: NamedNodePattern::NamedNode(predicate.clone()),
+            object: to.clone(),
+        }],
+        filters: Vec::new(),
+    })?;
+    one.filters
+        .push(Expression::Not(Box::new(Expression::SameTerm(
+            Box::new(Expression::Variable(s.clone())),
+            Box::new(Expression::Variable(o.clone())),
+        ))));
+    let zero = GraphPattern::Extend {
+        inner: Box::new(group.into_pattern()),
+        variable: free.clone(),
+        expression: Expression::Variable(bound.clone()),
+    };
+    Some(GraphPattern::Union {
+        left: Box::new(one.into_pattern()),
+        right: Box::new(zero),
+    })
 }
 
 /// The branches of a (nested) UNION, or of an alternative path, at most
@@ -179,6 +259,19 @@ impl FilteredBgp {
         self.patterns.extend(other.patterns);
         self.filters.extend(other.filters);
         Some(self)
+    }
+
+    /// The variables in subject or object position: bound to nodes.
+    fn node_variables(&self) -> FxHashSet<Variable> {
+        let mut out = FxHashSet::default();
+        for t in &self.patterns {
+            for term in [&t.subject, &t.object] {
+                if let TermPattern::Variable(v) = term {
+                    out.insert(v.clone());
+                }
+            }
+        }
+        out
     }
 
     fn variables(&self) -> FxHashSet<Variable> {
