@@ -18,6 +18,8 @@
 //!   [`LARGE`] for the defaults).
 //! - `TERN_DIFF_SEED=D` or `TERN_DIFF_SEED=D:Q` runs only dataset seed D (and
 //!   only its query seed Q); pick the scale with the test name.
+//! - `TERN_DIFF_VERBOSE=1` prints each case's seeds and query before it runs
+//!   (with `-- --nocapture`), and the whole data set of a mismatch.
 //!
 //! What is compared:
 //!
