@@ -10,7 +10,7 @@
 //! rows that may be equal to it ([`LiteralBuckets`]), and nothing else.
 
 use super::condition::Condition;
-use super::join_inputs::CANDIDATES_PER_CALL;
+use super::join_inputs::walk_candidates;
 use super::literal_buckets::LiteralBuckets;
 use super::profile::OperatorInfo;
 use super::rows::Sources;
@@ -132,43 +132,29 @@ impl Operator for EqualityJoin {
                 if key == Id::UNDEFINED {
                     return Ok(true);
                 }
-                let mut seen = 0;
                 if !ctx.is_literal(key)? {
-                    for candidate in table
-                        .candidates_from(&[key], at.next)
-                        .take(CANDIDATES_PER_CALL)
-                    {
-                        seen += 1;
-                        at.next += 1;
+                    let candidates = table.candidates_from(&[key], at.next);
+                    return walk_candidates(candidates, at, |candidate, _| {
                         let right = &table.rows[candidate as usize];
                         if right[build_column] == key {
                             out.push_merged(left, right, sources);
-                            if out.len >= BATCH_ROWS {
-                                return Ok(false);
-                            }
                         }
-                    }
-                    return Ok(seen < CANDIDATES_PER_CALL);
+                        Ok(out.len >= BATCH_ROWS)
+                    });
                 }
-                if literals.is_none() {
-                    *literals = Some(literal_rows(ctx, table, build_column)?);
-                }
-                let Some(buckets) = literals.as_ref() else {
-                    return Ok(true);
+                let buckets = match literals {
+                    Some(buckets) => buckets,
+                    None => literals.insert(literal_rows(ctx, table, build_column)?),
                 };
                 let candidates = buckets.candidates(ctx, key)?;
-                for &candidate in candidates.iter().skip(at.next).take(CANDIDATES_PER_CALL) {
-                    seen += 1;
-                    at.next += 1;
+                let rest = candidates.get(at.next..).unwrap_or_default();
+                walk_candidates(rest.iter().copied(), at, |candidate, _| {
                     let merged = Solution::merge(left, &table.rows[candidate as usize], sources);
                     if condition.is_true(&merged)? {
                         out.push_row(&merged);
-                        if out.len >= BATCH_ROWS {
-                            return Ok(false);
-                        }
                     }
-                }
-                Ok(seen < CANDIDATES_PER_CALL)
+                    Ok(out.len >= BATCH_ROWS)
+                })
             },
         )
     }

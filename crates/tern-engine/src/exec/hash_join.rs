@@ -1,7 +1,7 @@
 //! Inner join: the build side is materialized into a [`RowTable`] keyed on the
 //! shared variables; the probe side streams through.
 
-use super::join_inputs::CANDIDATES_PER_CALL;
+use super::join_inputs::walk_candidates;
 use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
@@ -71,22 +71,14 @@ impl Operator for HashJoin {
             EmptyBuild::EndsJoin,
             |left, table, out, at| {
                 let key: Vec<Id> = shared.iter().map(|&(l, _)| left[l]).collect();
-                let mut seen = 0;
-                for candidate in table
-                    .candidates_from(&key, at.next)
-                    .take(CANDIDATES_PER_CALL)
-                {
-                    seen += 1;
-                    at.next += 1;
+                let candidates = table.candidates_from(&key, at.next);
+                walk_candidates(candidates, at, |candidate, _| {
                     let right = &table.rows[candidate as usize];
                     if Solution::compatible(left, right, shared) {
                         out.push_merged(left, right, sources);
-                        if out.len >= BATCH_ROWS {
-                            return Ok(false);
-                        }
                     }
-                }
-                Ok(seen < CANDIDATES_PER_CALL)
+                    Ok(out.len >= BATCH_ROWS)
+                })
             },
         )
     }

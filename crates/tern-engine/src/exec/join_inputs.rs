@@ -43,6 +43,26 @@ pub struct ProbeProgress {
 /// cancellation flag and the clock are read often also when few match.
 pub const CANDIDATES_PER_CALL: usize = 4096;
 
+/// Walks `candidates` from `at.next` on, at most [`CANDIDATES_PER_CALL`] of
+/// them, handing each to `visit`, which adds its output and says whether the
+/// batch is full. Returns whether every candidate was seen (the probe row is
+/// done with them).
+pub fn walk_candidates(
+    candidates: impl Iterator<Item = u32>,
+    at: &mut ProbeProgress,
+    mut visit: impl FnMut(u32, &mut ProbeProgress) -> Result<bool, EngineError>,
+) -> Result<bool, EngineError> {
+    let mut seen = 0;
+    for candidate in candidates.take(CANDIDATES_PER_CALL) {
+        seen += 1;
+        at.next += 1;
+        if visit(candidate, at)? {
+            return Ok(false);
+        }
+    }
+    Ok(seen < CANDIDATES_PER_CALL)
+}
+
 impl JoinInputs {
     /// `key_columns`: the build side's columns its table is keyed on.
     pub fn new(probe: BoxedOperator, build: BoxedOperator, key_columns: Vec<usize>) -> JoinInputs {

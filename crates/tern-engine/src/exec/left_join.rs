@@ -1,7 +1,7 @@
 //! OPTIONAL: every left row, joined with the compatible right rows that pass
 //! the optional's filter, or alone when there are none.
 
-use super::join_inputs::CANDIDATES_PER_CALL;
+use super::join_inputs::walk_candidates;
 use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, EmptyBuild, JoinInputs, Operator, Solution, BATCH_ROWS};
 use crate::context::QueryContext;
@@ -85,16 +85,11 @@ impl Operator for LeftJoin {
             EmptyBuild::ProbeAnyway,
             |left, table, out, at| {
                 let key: Vec<Id> = shared.iter().map(|&(l, _)| left[l]).collect();
-                let mut seen = 0;
-                for candidate in table
-                    .candidates_from(&key, at.next)
-                    .take(CANDIDATES_PER_CALL)
-                {
-                    seen += 1;
-                    at.next += 1;
+                let candidates = table.candidates_from(&key, at.next);
+                let done = walk_candidates(candidates, at, |candidate, at| {
                     let right = &table.rows[candidate as usize];
                     if !Solution::compatible(left, right, shared) {
-                        continue;
+                        return Ok(false);
                     }
                     let merged = Solution::merge(left, right, sources);
                     let keep = match filter {
@@ -104,12 +99,10 @@ impl Operator for LeftJoin {
                     if keep {
                         at.matched = true;
                         out.push_row(&merged);
-                        if out.len >= BATCH_ROWS {
-                            return Ok(false);
-                        }
                     }
-                }
-                if seen == CANDIDATES_PER_CALL {
+                    Ok(out.len >= BATCH_ROWS)
+                })?;
+                if !done {
                     return Ok(false);
                 }
                 if !at.matched {

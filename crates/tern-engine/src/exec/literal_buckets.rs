@@ -12,9 +12,10 @@
 //!   one group, compared with the condition as before.
 
 use crate::context::QueryContext;
+use crate::expr::numeric_double;
 use crate::EngineError;
 use oxrdf::vocab::{rdf, xsd};
-use oxrdf::{Literal, Term};
+use oxrdf::Term;
 use rustc_hash::FxHashMap;
 use tern_index::Id;
 
@@ -40,7 +41,7 @@ impl LiteralBuckets {
     ) -> Result<LiteralBuckets, EngineError> {
         let mut buckets = LiteralBuckets::default();
         for (row, id) in keys {
-            let Some(Term::Literal(literal)) = ctx.term(id)? else {
+            let Some(literal @ Term::Literal(_)) = ctx.term(id)? else {
                 continue;
             };
             match value_key(&literal) {
@@ -53,7 +54,7 @@ impl LiteralBuckets {
 
     /// The rows that may be equal to the literal `id`.
     pub fn candidates(&self, ctx: &QueryContext, id: Id) -> Result<&[u32], EngineError> {
-        let Some(Term::Literal(literal)) = ctx.term(id)? else {
+        let Some(literal @ Term::Literal(_)) = ctx.term(id)? else {
             return Ok(&[]);
         };
         Ok(match value_key(&literal) {
@@ -63,42 +64,17 @@ impl LiteralBuckets {
     }
 }
 
-fn value_key(literal: &Literal) -> Option<ValueKey> {
-    let datatype = literal.datatype();
-    if datatype == xsd::STRING || datatype == rdf::LANG_STRING {
-        return Some(ValueKey::Text(literal.value().to_owned()));
-    }
-    if !is_numeric(datatype.as_str()) {
-        return None;
+/// The group of a literal; `None`: the others.
+fn value_key(literal: &Term) -> Option<ValueKey> {
+    if let Term::Literal(l) = literal {
+        if l.datatype() == xsd::STRING || l.datatype() == rdf::LANG_STRING {
+            return Some(ValueKey::Text(l.value().to_owned()));
+        }
     }
     // An ill-typed number ("abc"^^xsd:integer) is equal to nothing but
-    // itself: it goes with the others.
-    let value: f64 = literal.value().trim().parse().ok()?;
+    // itself, and other kinds of literals compare by value in their own
+    // ways: they go with the others.
+    let value = numeric_double(literal)?;
     let value = if value == 0.0 { 0.0 } else { value };
     Some(ValueKey::Number(value.to_bits()))
-}
-
-fn is_numeric(datatype: &str) -> bool {
-    let Some(local) = datatype.strip_prefix("http://www.w3.org/2001/XMLSchema#") else {
-        return false;
-    };
-    matches!(
-        local,
-        "integer"
-            | "decimal"
-            | "float"
-            | "double"
-            | "nonPositiveInteger"
-            | "negativeInteger"
-            | "long"
-            | "int"
-            | "short"
-            | "byte"
-            | "nonNegativeInteger"
-            | "unsignedLong"
-            | "unsignedInt"
-            | "unsignedShort"
-            | "unsignedByte"
-            | "positiveInteger"
-    )
 }

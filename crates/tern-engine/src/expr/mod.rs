@@ -51,6 +51,7 @@ use oxrdf::{Term, Variable};
 use spargebra::algebra::{Expression, GraphPattern};
 
 pub use aggregate::Accumulator;
+pub use numeric::numeric_double;
 pub use row_eval::{MemoizedEvaluator, RowEvaluator};
 pub use scope::{PatternTest, Scope};
 pub use variables::{blank_variable, expression_variables, is_blank_variable};

@@ -61,7 +61,8 @@ impl Numeric {
         }
     }
 
-    /// The value as a double (used by SUBSTR positions and ORDER BY).
+    /// The value as a double (used by SUBSTR positions, ORDER BY and the
+    /// value groups of equality joins).
     pub(super) fn to_double(self) -> Double {
         match self {
             Self::Integer(v) => v.into(),
@@ -201,6 +202,12 @@ pub(super) fn round(a: Numeric) -> Option<Numeric> {
         Numeric::Float(v) => Numeric::Float(v.round()),
         Numeric::Double(v) => Numeric::Double(v.round()),
     })
+}
+
+/// The numeric value of a term as a double; `None` for non-numeric and
+/// ill-typed terms. Equal numbers have equal doubles.
+pub fn numeric_double(term: &Term) -> Option<f64> {
+    Numeric::from_term(term).map(|n| f64::from(n.to_double()))
 }
 
 #[cfg(test)]

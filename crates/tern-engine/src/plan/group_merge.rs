@@ -40,31 +40,25 @@ const MAX_BRANCHES: usize = 8;
 /// `Join(left, right)` as one filtered basic graph pattern, or as a UNION
 /// of them, when the parts allow; `None` otherwise.
 pub fn merge_join(left: &GraphPattern, right: &GraphPattern) -> Option<GraphPattern> {
-    if let (Some(a), Some(b)) = (FilteredBgp::of(left), FilteredBgp::of(right)) {
-        return a.join(b).map(FilteredBgp::into_pattern);
-    }
-    for (group, path) in [(left, right), (right, left)] {
-        if let (
-            Some(group),
-            GraphPattern::Path {
-                subject,
-                path,
-                object,
-            },
-        ) = (FilteredBgp::of(group), path)
-        {
-            if let Some(joined) = zero_or_one_step(group, subject, path, object) {
-                return Some(joined);
-            }
-        }
-    }
-    let (group, union) = match (FilteredBgp::of(left), FilteredBgp::of(right)) {
+    // One side a (filtered) basic graph pattern, the other anything.
+    let (group, other) = match (FilteredBgp::of(left), FilteredBgp::of(right)) {
+        (Some(a), Some(b)) => return a.join(b).map(FilteredBgp::into_pattern),
         (Some(group), None) => (group, right),
         (None, Some(group)) => (group, left),
-        _ => return None,
+        (None, None) => return None,
     };
+    if let GraphPattern::Path {
+        subject,
+        path,
+        object,
+    } = other
+    {
+        if let Some(joined) = zero_or_one_step(group.clone(), subject, path, object) {
+            return Some(joined);
+        }
+    }
     let mut branches = Vec::new();
-    union_branches(union, &mut branches)?;
+    union_branches(other, &mut branches)?;
     let merged = branches
         .iter()
         .map(|b| group.clone().join(FilteredBgp::of(b)?))
