@@ -11,7 +11,7 @@ use tern_engine::{CancelFlag, Engine, EngineError, EngineOptions, QueryOutcome, 
 mod common;
 
 /// How long after its deadline (or its cancellation) a query may still run.
-const GRACE: Duration = Duration::from_millis(100);
+const GRACE: Duration = Duration::from_millis(250);
 /// When the queries below are stopped.
 const DEADLINE: Duration = Duration::from_millis(250);
 

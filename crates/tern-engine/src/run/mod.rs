@@ -14,6 +14,7 @@ mod engine;
 mod guard;
 mod parsed;
 mod results;
+mod retire;
 mod row_batch;
 mod solution_stream;
 mod triple_stream;

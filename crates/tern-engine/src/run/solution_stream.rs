@@ -195,7 +195,7 @@ impl SolutionStream {
             Ok(None) if self.done => Polled::End,
             Ok(None) => Polled::Pending,
             Err(e) => {
-                self.done = true;
+                self.stop();
                 Polled::Ready(Err(e))
             }
         }
@@ -245,12 +245,19 @@ impl SolutionStream {
 }
 
 impl SolutionStream {
+    /// Ends the stream after an error (a timeout, a cancellation): nothing
+    /// more comes, and the operators' state is dropped in the background.
+    fn stop(&mut self) {
+        self.done = true;
+        self.buffer.clear();
+        super::retire::retire(&mut self.root);
+    }
+
     /// The next row, unless the turn ends at `until` first (then
     /// [`Polled::Pending`]: ask again in a later turn, or suspend).
     pub fn next_in_turn(&mut self, until: Option<Instant>) -> Polled<SolutionRow> {
         if let Err(e) = self.fill(until) {
-            self.done = true;
-            self.buffer.clear();
+            self.stop();
             return Polled::Ready(Err(e));
         }
         match self.buffer.pop_front() {
