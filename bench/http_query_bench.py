@@ -54,6 +54,7 @@ Stdlib only.
 import argparse
 import collections
 import contextlib
+import dataclasses
 import datetime
 import http.client
 import json
@@ -788,6 +789,10 @@ def main() -> None:
     ap.add_argument("--shared", type=Path, default=SHARED, help="the shared/ directory (default: %(default)s)")
     ap.add_argument("--nt", type=Path, default=DEFAULT_DATA / "bsbm-1m.nt",
                     help="BSBM 1M N-Triples, decompressed here if missing (default: %(default)s)")
+    ap.add_argument("--bsbm", type=Path, metavar="DIR",
+                    help="the BSBM suites on a data set ../shared/tools/bsbm/generate.sh wrote to DIR "
+                    "(dataset.nt.zst, queries-explore/, queries-bi/), named after DIR (bsbm-10m); "
+                    "default: ../shared/datasets/bsbm-1m")
     ap.add_argument("--work", type=Path, default=DEFAULT_DATA / "http-bench",
                     help="indexes, the private Virtuoso and the server logs (default: %(default)s)")
     ap.add_argument("--out", type=Path, help="JSON output (default: bench/results/http-query-<date>.json, "
@@ -832,9 +837,18 @@ def main() -> None:
     args.data_nt = {"bsbm-1m": args.nt, "watdiv-10": DEFAULT_DATA / "watdiv-10.nt"}
     biblio_name = biblio_dataset(args.biblio_triples)
     args.data_nt[biblio_name] = DEFAULT_DATA / f"{biblio_name}.nt"
-    folder = args.shared / "datasets/bsbm-1m"
-    all_suites = {"bsbm-explore": lambda: bsbm_suite("bsbm-explore", folder / "queries-explore", args.explore_mixes),
-                  "bsbm-bi": lambda: bsbm_suite("bsbm-bi", folder / "queries-bi", args.bi_mixes),
+    folder, bsbm = args.shared / "datasets/bsbm-1m", "bsbm-1m"
+    if args.bsbm:
+        folder = args.bsbm.resolve()
+        bsbm = folder.name if folder.name.startswith("bsbm") else f"bsbm-{folder.name}"
+        DATASET_FILES[bsbm] = str(folder / "dataset.nt.zst")
+        args.data_nt[bsbm] = DEFAULT_DATA / f"{bsbm}.nt"
+
+    def bsbm_on(name: str, queries: Path, mixes: int) -> Suite:
+        return dataclasses.replace(bsbm_suite(name, queries, mixes), dataset=bsbm)
+
+    all_suites = {"bsbm-explore": lambda: bsbm_on("bsbm-explore", folder / "queries-explore", args.explore_mixes),
+                  "bsbm-bi": lambda: bsbm_on("bsbm-bi", folder / "queries-bi", args.bi_mixes),
                   "watdiv-basic": lambda: watdiv_suite(args.shared / "datasets/watdiv-10/queries-basic", args.work),
                   "biblio-robust": lambda: biblio_suite(BIBLIO_QUERIES, args.biblio_triples)}
     results, prepared = {}, set()

@@ -122,6 +122,13 @@ class Fifo:
         return len(self.items)
 
 
+def service_level(attained, aged_turn):
+    """scheduler.rs's service level: 0 below one aged turn, then 1 + log2."""
+    if attained < aged_turn:
+        return 0
+    return 1 + int(math.log2(attained / aged_turn))
+
+
 class Mlfq:
     """Two lists, fresh (< FRESH_TURNS turns, FIFO) and aged. When an aged task
     gets a turn while fresh ones wait: mode "every" (scheduler.rs): every
@@ -130,25 +137,30 @@ class Mlfq:
     (math.inf: to the end). aged_order "rr" (scheduler.rs): a suspended aged
     task goes to the back; "oldest": the aged task submitted first goes first
     (round robin among the fresh, first come first served among the aged,
-    still preempted at the end of each turn)."""
+    still preempted at the end of each turn); "levels" (scheduler.rs now): by
+    the level of service the task attained (0 below one aged turn, then one
+    level per doubling), oldest first within a level: a query that turned out
+    a little longer than a quantum no longer waits behind every long one."""
 
     def __init__(self, quantum, aged_quanta=AGED_QUANTA, mode="every", wait=None, aged_order="rr"):
         assert not (mode == "wait" and aged_order != "rr")
         self.q, self.aged_quanta, self.mode, self.wait = quantum, aged_quanta, mode, wait
-        self.oldest = aged_order == "oldest"
-        self.fresh, self.picks = deque(), 0
+        self.oldest = aged_order in ("oldest", "levels")
+        self.levels = aged_order == "levels"
+        self.fresh, self.picks, self.credit = deque(), 0, 0.0
         self.aged = [] if self.oldest else deque()
 
     def push(self, task, now):
         if task.turns < FRESH_TURNS:
             self.fresh.append(task)
         elif self.oldest:
-            heapq.heappush(self.aged, (task.submitted, task.seq, task))
+            level = service_level(task.attained, self.q * self.aged_quanta) if self.levels else 0
+            heapq.heappush(self.aged, (level, task.submitted, task.seq, task))
         else:
             self.aged.append(task)
 
     def _pop_aged(self):
-        return heapq.heappop(self.aged)[2] if self.oldest else self.aged.popleft()
+        return heapq.heappop(self.aged)[-1] if self.oldest else self.aged.popleft()
 
     def pop(self, now):
         self.picks += 1
@@ -157,12 +169,25 @@ class Mlfq:
                 return self._pop_aged()
             if self.mode == "every" and self.picks % AGED_EVERY == 0:
                 return self._pop_aged()
+            if self.mode == "credit" and self.credit >= self.q * self.aged_quanta:
+                return self._pop_aged()
             if self.mode == "wait" and now - self.aged[0].enqueued > self.wait:
                 return self._pop_aged()
         return self.fresh.popleft()
 
     def turn(self, task):
         return self.q if task.turns < FRESH_TURNS else self.q * self.aged_quanta
+
+    def account(self, was_fresh, run):
+        """Mode "credit" (scheduler.rs's RunQueue::account): a fresh turn
+        while aged tasks wait owes them a third of its length (capped at two
+        aged turns), an aged turn is paid from that."""
+        if not self.aged:
+            self.credit = 0.0
+        elif was_fresh:
+            self.credit = min(self.credit + run / AGED_EVERY, 2 * self.q * self.aged_quanta)
+        else:
+            self.credit = max(0.0, self.credit - run)
 
     def __len__(self):
         return len(self.fresh) + len(self.aged)
@@ -211,6 +236,12 @@ POLICIES = [  # (group, label, factory)
     ("g", "MLFQ strict, aged oldest first and to the end (not preempted), q 10 ms",
      lambda: Mlfq(10 * MS, math.inf, "strict", aged_order="oldest")),
     ("g", "MLFQ current but aged turn 1q (every 3rd pick, RR), q 10 ms", lambda: Mlfq(10 * MS, 1)),
+    # (h): the server's policy before and after ranking aged tasks by the
+    # service they attained.
+    *[("h", f"MLFQ aged owed 1/3 of fresh time, aged oldest first, 4q, q {q} ms",
+       lambda q=q: Mlfq(q * MS, AGED_QUANTA, "credit", aged_order="oldest")) for q in (5, 20)],
+    *[("h", f"MLFQ aged owed 1/3 of fresh time, aged by service level then oldest, 4q, q {q} ms",
+       lambda q=q: Mlfq(q * MS, AGED_QUANTA, "credit", aged_order="levels")) for q in (5, 20)],
 ]
 
 
@@ -263,6 +294,8 @@ def simulate(slices, light, p, policy, overhead):
     while running:
         t, c, task, run = heapq.heappop(running)
         idle += 1
+        if hasattr(policy, "account"):
+            policy.account(task.turns < FRESH_TURNS, run)
         task.turns += 1
         task.attained += run
         client_cpu[c] += run

@@ -386,3 +386,28 @@ def test_one_client_gets_429_beyond_its_share(big_index):
         for sock in socks:
             sock.close()
         s.stop()
+
+
+@pytest.fixture
+def one_worker_fcfs(big_index):
+    s = Server(big_index, "--workers", "1", "--quantum", "0")
+    yield s
+    s.stop()
+
+
+def test_time_waiting_for_a_worker_counts_against_the_timeout(one_worker_fcfs):
+    """A request's timeout counts from when it came, as its client sees it:
+    a quick query queued behind a 3-second one with timeout=1 gets its 504
+    when a worker takes it up, instead of a full second more."""
+    s = one_worker_fcfs
+    long_query = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?b ?c . ?d ?e ?f . ?g ?h ?i }"
+    with ThreadPoolExecutor(1) as pool:
+        long = pool.submit(
+            lambda: requests.post(s.url, data={"query": long_query, "timeout": "3"}, timeout=60)
+        )
+        time.sleep(0.5)
+        quick = requests.post(s.url, data={"query": ALIVE, "timeout": "1"}, timeout=60)
+        assert long.result().status_code == 504
+    assert quick.status_code == 504, quick.text[:300]
+    assert "timeout" in quick.text.lower() or "time" in quick.text.lower(), quick.text[:300]
+    assert_alive(s)

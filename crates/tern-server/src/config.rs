@@ -64,7 +64,7 @@ impl Default for ServerConfig {
             timeout: Some(Duration::from_secs(300)),
             max_query_bytes: 1 << 20,
             fault_injection: false,
-            quantum: Some(Duration::from_millis(20)),
+            quantum: Some(Duration::from_millis(5)),
             token_ttl: Duration::from_secs(3600),
             stash_bytes: 1 << 30,
             token_key: None,

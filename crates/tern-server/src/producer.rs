@@ -235,6 +235,8 @@ struct Producing {
     sink: Sink,
     ending: Ending,
     executing: Instant,
+    /// When its timeout ends (see [`Task::deadline`]).
+    deadline: Option<Instant>,
     received: Instant,
     fault_after: Option<u64>,
     page: Option<PageRequest>,
@@ -251,6 +253,14 @@ impl QueryTask {
 }
 
 impl Task for QueryTask {
+    fn deadline(&self) -> Option<Instant> {
+        match &self.state {
+            State::New(job) => job.request.timeout.map(|t| job.received + t),
+            State::Producing(producing) => producing.deadline,
+            State::Finished => None,
+        }
+    }
+
     fn room(&self) -> Option<RoomWaiter> {
         let State::Producing(producing) = &self.state else {
             return None;
@@ -292,6 +302,19 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
         return None;
     }
     let queued = started - job.received;
+    // The timeout counts from when the request came, as its client sees it:
+    // the time it waited for a worker is taken off.
+    if let Some(limit) = job.request.timeout {
+        match limit.checked_sub(queued).filter(|left| !left.is_zero()) {
+            Some(left) => job.request.timeout = Some(left),
+            None => {
+                let _ = job
+                    .head
+                    .send(Err(EngineError::Timeout(limit.as_secs_f64()).into()));
+                return None;
+            }
+        }
+    }
     let resume_started = Instant::now();
     let execution = match &mut job.page {
         Some(page) => page.start(&job.engine, &job.text, &job.request),
@@ -386,6 +409,7 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
         sink,
         ending,
         executing: Instant::now(),
+        deadline: job.request.timeout.map(|left| started + left),
         received: job.received,
         fault_after: job.fault_after.filter(|_| job.page.is_none()),
         page: job.page,

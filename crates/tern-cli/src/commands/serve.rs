@@ -47,10 +47,9 @@ pub struct ServeArgs {
     /// Longest accepted query, in bytes (413 beyond).
     #[arg(long, default_value_t = 1 << 20)]
     max_query_bytes: usize,
-    /// Time slice of a query before other queries get their turn, e.g. 20ms
-    /// (0: run each query to its end, first come first served). Also the
-    /// default page length of paging clients.
-    #[arg(long, default_value = "20ms", value_parser = parse_duration)]
+    /// Time slice of a query before other queries get their turn, e.g. 5ms
+    /// (0: run each query to its end, first come first served).
+    #[arg(long, default_value = "5ms", value_parser = parse_duration)]
     quantum: Duration,
     /// File holding the secret (at least 16 bytes) that signs continuation
     /// tokens; servers sharing it and the index resume each other's tokens.
@@ -122,6 +121,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.quantum = (!args.quantum.is_zero()).then_some(args.quantum);
     config.token_ttl = args.token_ttl;
     config.on_idle = Some(tern_server::IdleHook(Arc::new(crate::malloc::trim)));
+    crate::malloc::trim_while_busy();
     config.header_timeout = args.header_timeout.max(Duration::from_millis(1));
     config.max_stalled = args.max_stalled;
     config.stall_timeout = args.stall_timeout.max(Duration::from_millis(1));
