@@ -70,10 +70,11 @@ class Suite:
 
 
 def bsbm_suite(name: str, folder: Path, mixes: int | None) -> Suite:
-    # Files are NN-qXX.rq: position in the mix, BSBM query number.
+    # Files are NN-qXX.rq: position in the mix, BSBM query number. The first
+    # mix is the warm-up (mix0000 in ../shared's BSBM 1M, mix0001 in what
+    # tools/bsbm/generate.sh writes).
     dirs = sorted(d for d in folder.iterdir() if d.is_dir() and d.name.startswith("mix"))
     warmup, measured = dirs[0], dirs[1:]
-    assert warmup.name == "mix0000", warmup
     if mixes is not None:
         measured = measured[:mixes]
     queries = [Query(f, f"{d.name}/{f.name}", f.stem.split("-")[1], d.name)

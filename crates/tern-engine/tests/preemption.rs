@@ -502,8 +502,8 @@ const DEEP_PAUSES: &[&str] = &[
     "PREFIX ex: <http://example.org/> SELECT ?a ?b ?c WHERE { ?a ex:knows ?b . ?b ex:knows ?c . ?c ex:knows ?a } ORDER BY ?a ?b ?c",
     "PREFIX ex: <http://example.org/> SELECT ?c (COUNT(*) AS ?n) WHERE { ?a ex:knows ?b . ?b ex:knows ?x . ?x ex:city ?c } GROUP BY ?c",
     // (`?c = ex:city5` would become a constant in the pattern.)
-    "PREFIX ex: <http://example.org/> SELECT ?a ?n WHERE { ?a ex:name ?n ; ex:city ?c ; ex:knows ?b FILTER(STR(?c) = \"http://example.org/city5\" && STR(?b) = \"http://example.org/person9\") }",
-    "PREFIX ex: <http://example.org/> SELECT ?a WHERE { ?a ex:knows ?b . ?b ex:knows ?c . ?c ex:age ?x FILTER(?x > 200) }",
+    "PREFIX ex: <http://example.org/> SELECT ?a ?n WHERE { ?a ex:name ?n ; ex:city ?c ; ex:knows ?b FILTER(CONCAT(STR(?c), STR(?b)) = \"http://example.org/city5http://example.org/person9\") }",
+    "PREFIX ex: <http://example.org/> SELECT ?a WHERE { ?a ex:knows ?b . ?b ex:knows ?c . ?c ex:age ?x FILTER(?x > 200 || STR(?a) = \"none\") }",
 ];
 
 /// A turn ends at the first check after its end: the operator that hears it

@@ -119,3 +119,39 @@ fn equality_joins_on_literals_compare_values() {
         ["a=a b=b"]
     );
 }
+
+#[test]
+fn filters_are_checked_where_their_variables_are_bound() {
+    // Like BSBM Q5: the documents by ex:a whose year is near d1's (d1's
+    // year is a component of one row of its own).
+    let query = "SELECT ?other WHERE { ex:d1 ex:year ?y1 . ?other ex:creator ex:a . \
+        ?other ex:year ?y2 FILTER(?other != ex:d1 && ?y2 >= ?y1 - 1 && ?y2 <= ?y1 + 1) }";
+    // d2's decimal 2001.0 and d3's double 2002 pass by value (the general
+    // evaluator decides those rows); d4 is not by ex:a.
+    assert_eq!(rows(query), ["other=d2", "other=d3"]);
+    let plan = plan(query);
+    let depth = |line: &str| line.len() - line.trim_start().len();
+    let lines: Vec<&str> = plan.lines().collect();
+    let line_of = |needle: &str| {
+        *lines
+            .iter()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle} in\n{plan}"))
+    };
+    // The conditions are checked on IDs (integers, IRIs), each where its
+    // variables are bound: `?other != ex:d1` below the join with d1's year.
+    let years = line_of("Filter ((?y2 >= ?y1");
+    let other = line_of("Filter !(?other");
+    assert!(
+        years.contains("on IDs") && other.contains("on IDs"),
+        "{plan}"
+    );
+    assert!(depth(other) > depth(years), "{plan}");
+    // A condition on a variable the pattern does not bind stays above it,
+    // as written.
+    assert_eq!(
+        rows("SELECT ?s WHERE { ?s ex:creator ex:a OPTIONAL { ?s ex:journal ?j } FILTER(?j = ex:j1) }"),
+        ["s=d3"]
+    );
+    assert!(rows("SELECT ?s WHERE { ?s ex:creator ex:a FILTER(?nowhere = 1) }").is_empty());
+}

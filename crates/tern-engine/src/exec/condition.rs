@@ -1,12 +1,18 @@
-//! FILTER conditions split into their top-level conjuncts, with comparisons
-//! of a variable against an inline number done on IDs.
+//! FILTER conditions split into their top-level conjuncts, with what IDs
+//! decide done on IDs:
+//! - a variable against an inline number: inline numbers of one type are
+//!   encoded so that ID order is value order (tern-index's `id.rs`), so
+//!   `?price > 318` needs no term decoding for rows whose `?price` is an
+//!   inline integer;
+//! - integer arithmetic over columns ([`IntegerComparison`]);
+//! - a variable (not) equal to an IRI: every term has one ID, and an IRI is
+//!   `=` to exactly itself (to a literal it is unequal, not an error).
 //!
-//! Inline numbers of one type are encoded so that ID order is value order
-//! (tern-index's `id.rs`), so `?price > 318` needs no term decoding for rows
-//! whose `?price` is an inline integer. Rows with any other value (a number
-//! of another type, a string, an unbound variable) go through the general
-//! evaluator, which implements SPARQL's rules in full.
+//! Rows with any other value (a number of another type, a string, an
+//! unbound variable) go through the general evaluator, which implements
+//! SPARQL's rules in full.
 
+use super::integer_comparison::{comparison, IntegerComparison};
 use crate::context::QueryContext;
 use crate::expr::RowEvaluator;
 use crate::expr::Scope;
@@ -26,8 +32,81 @@ pub struct Condition {
 }
 
 struct Conjunct {
-    on_ids: Option<IdComparison>,
+    on_ids: Option<OnIds>,
     general: RowEvaluator,
+}
+
+/// A conjunct that IDs decide for most rows.
+enum OnIds {
+    Constant(IdComparison),
+    Integers(IntegerComparison),
+    Iri(IriEquality),
+}
+
+impl OnIds {
+    fn compile(
+        ctx: &QueryContext,
+        expression: &Expression,
+        variables: &[Variable],
+    ) -> Option<OnIds> {
+        if let Some(c) = IdComparison::compile(expression, variables) {
+            return Some(OnIds::Constant(c));
+        }
+        if let Some(c) = IntegerComparison::compile(expression, variables) {
+            return Some(OnIds::Integers(c));
+        }
+        IriEquality::compile(ctx, expression, variables).map(OnIds::Iri)
+    }
+
+    fn decide(&self, row: &[Id]) -> Option<bool> {
+        match self {
+            OnIds::Constant(c) => c.decide(row),
+            OnIds::Integers(c) => c.decide(row),
+            OnIds::Iri(c) => c.decide(row),
+        }
+    }
+}
+
+/// `?column = <iri>` (or `sameTerm`, either way round), or its negation.
+struct IriEquality {
+    column: usize,
+    iri: Id,
+    negated: bool,
+}
+
+impl IriEquality {
+    fn compile(
+        ctx: &QueryContext,
+        expression: &Expression,
+        variables: &[Variable],
+    ) -> Option<IriEquality> {
+        use Expression as E;
+        let (expression, negated) = match expression {
+            E::Not(inner) => (inner.as_ref(), true),
+            other => (other, false),
+        };
+        let (E::Equal(a, b) | E::SameTerm(a, b)) = expression else {
+            return None;
+        };
+        let (variable, iri) = match (a.as_ref(), b.as_ref()) {
+            (E::Variable(v), E::NamedNode(n)) | (E::NamedNode(n), E::Variable(v)) => (v, n),
+            _ => return None,
+        };
+        Some(IriEquality {
+            column: variables.iter().position(|v| v == variable)?,
+            // The same term always gets the same ID (a new one joins the
+            // query's local vocabulary).
+            iri: ctx.intern(&iri.clone().into()).ok()?,
+            negated,
+        })
+    }
+
+    /// Unbound values are the evaluator's (an error, which FILTER treats
+    /// as false, also under `!`).
+    fn decide(&self, row: &[Id]) -> Option<bool> {
+        let value = row[self.column];
+        (value != Id::UNDEFINED).then_some((value == self.iri) != self.negated)
+    }
 }
 
 /// `?column <op> constant`, `constant` an inline number.
@@ -51,7 +130,7 @@ impl Condition {
         let conjuncts = parts
             .into_iter()
             .map(|e| Conjunct {
-                on_ids: IdComparison::compile(&e, variables),
+                on_ids: OnIds::compile(&ctx, &e, variables),
                 general: RowEvaluator::new(ctx.clone(), e, variables.to_vec(), scope.clone()),
             })
             .collect();
@@ -96,15 +175,8 @@ fn split_and(expression: Expression, out: &mut Vec<Expression>) {
 impl IdComparison {
     fn compile(expression: &Expression, variables: &[Variable]) -> Option<IdComparison> {
         use Expression as E;
-        let (a, b, accepts): (_, _, fn(Ordering) -> bool) = match expression {
-            E::Greater(a, b) => (a, b, |o| o == Ordering::Greater),
-            E::GreaterOrEqual(a, b) => (a, b, |o| o != Ordering::Less),
-            E::Less(a, b) => (a, b, |o| o == Ordering::Less),
-            E::LessOrEqual(a, b) => (a, b, |o| o != Ordering::Greater),
-            E::Equal(a, b) => (a, b, |o| o == Ordering::Equal),
-            _ => return None,
-        };
-        let (variable, literal, flipped) = match (a.as_ref(), b.as_ref()) {
+        let (a, b, accepts) = comparison(expression)?;
+        let (variable, literal, flipped) = match (a, b) {
             (E::Variable(v), E::Literal(l)) => (v, l, false),
             (E::Literal(l), E::Variable(v)) => (v, l, true),
             _ => return None,

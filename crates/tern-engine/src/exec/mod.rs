@@ -20,6 +20,7 @@ mod filter;
 mod group;
 mod hash_join;
 mod index_join;
+mod integer_comparison;
 mod join_inputs;
 mod left_join;
 mod literal_buckets;

@@ -3,18 +3,22 @@
 //! ranges where a FILTER allows, estimated, and joined in the order
 //! [`join_order`] picks, as merge, index nested-loop or hash joins.
 
+use super::exists;
 use super::join_order::{self, JoinTree, PatternEstimate};
 use super::planner::{GraphContext, Planner};
+use crate::context::QueryContext;
 use crate::exec::{
-    BoxedOperator, GraphScope, HashJoin, IndexJoin, Measured, MergeJoin, PatternRows, PatternTerm,
-    Scan, Values,
+    BoxedOperator, Filter, GraphScope, HashJoin, IndexJoin, Measured, MergeJoin, PatternRows,
+    PatternTerm, Scan, Values,
 };
-use crate::expr::blank_variable;
+use crate::expr::{blank_variable, expression_variables, Scope};
 use crate::EngineError;
 use oxrdf::{Term, Variable};
 use rustc_hash::FxHashSet;
+use spargebra::algebra::Expression;
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use std::ops::Bound;
+use std::sync::Arc;
 use tern_index::{Id, Permutation, ScanRange, Tag};
 
 /// Most triple patterns in one basic graph pattern (a property path of
@@ -87,6 +91,21 @@ impl Planner {
         patterns: &[TriplePattern],
         graph: &GraphContext,
         ranges: &[(Variable, ScanRange)],
+    ) -> Result<BoxedOperator, EngineError> {
+        let mut no_filters = FilterPlacement::default();
+        self.plan_filtered_bgp(patterns, graph, ranges, &mut no_filters)
+    }
+
+    /// A basic graph pattern under a FILTER: scans narrowed to `ranges`, and
+    /// each of `filters`' conjuncts checked at the lowest join that binds
+    /// all its variables (those it cannot place are left unplaced for the
+    /// caller).
+    pub(super) fn plan_filtered_bgp(
+        &self,
+        patterns: &[TriplePattern],
+        graph: &GraphContext,
+        ranges: &[(Variable, ScanRange)],
+        filters: &mut FilterPlacement,
     ) -> Result<BoxedOperator, EngineError> {
         // Each triple pattern becomes a scan and a join, and ordering the
         // joins takes time quadratic in their number (4,000 patterns took
@@ -161,7 +180,9 @@ impl Planner {
             .collect();
         let tree = join_order::order(&estimates);
         let estimator = join_order::Estimator::new(&estimates);
-        Ok(self.build_join_tree(&tree, &scans, &estimator))
+        let scope = self.scope(graph);
+        let mut placed = |operator: BoxedOperator| filters.place(&self.ctx, operator, &scope);
+        Ok(self.build_join_tree(&tree, &scans, &estimator, &mut placed))
     }
 
     /// The pattern, narrowed to a range of its object's values if `ranges`
@@ -260,52 +281,94 @@ impl Planner {
         }
     }
 
-    /// Operators for a join tree; every node measured with its estimate.
+    /// Operators for a join tree; every node measured with its estimate and
+    /// passed through `placed` (which adds the filters it can check there).
     pub(super) fn build_join_tree(
         &self,
         tree: &JoinTree,
         scans: &[ScanSpec],
         estimates: &join_order::Estimator,
+        placed: &mut dyn FnMut(BoxedOperator) -> BoxedOperator,
     ) -> BoxedOperator {
         let ctx = &self.ctx;
-        let scan = |i: usize| -> BoxedOperator {
-            let (rows, variables, pattern) = scans[i].clone();
-            Box::new(Measured::new(
-                Box::new(Scan::of(ctx.clone(), variables, pattern)),
-                Some(rows),
-            ))
-        };
         let estimate = |t: &JoinTree| estimates.rows(t).round() as u64;
+        let mut build = |t: &JoinTree| self.build_join_tree(t, scans, estimates, &mut *placed);
         let operator: BoxedOperator = match tree {
-            JoinTree::Scan(i) => return scan(*i),
-            JoinTree::Hash(a, b) => {
-                let (mut probe, mut build) = (a, b);
-                if estimate(probe) < estimate(build) {
-                    std::mem::swap(&mut probe, &mut build);
-                }
-                Box::new(HashJoin::new(
-                    ctx.clone(),
-                    self.build_join_tree(probe, scans, estimates),
-                    self.build_join_tree(build, scans, estimates),
-                ))
+            JoinTree::Scan(i) => {
+                let (rows, variables, pattern) = scans[*i].clone();
+                let scan = Box::new(Scan::of(ctx.clone(), variables, pattern));
+                return placed(Box::new(Measured::new(scan, Some(rows))));
             }
-            JoinTree::Merge(a, b, key) => Box::new(MergeJoin::new(
-                ctx.clone(),
-                self.build_join_tree(a, scans, estimates),
-                self.build_join_tree(b, scans, estimates),
-                key.clone(),
-            )),
+            JoinTree::Hash(a, b) => {
+                let (mut probe, mut build_side) = (a, b);
+                if estimate(probe) < estimate(build_side) {
+                    std::mem::swap(&mut probe, &mut build_side);
+                }
+                let probe = build(probe);
+                Box::new(HashJoin::new(ctx.clone(), probe, build(build_side)))
+            }
+            JoinTree::Merge(a, b, key) => {
+                let a = build(a);
+                Box::new(MergeJoin::new(ctx.clone(), a, build(b), key.clone()))
+            }
             JoinTree::Index(left, i) => {
                 let (_, variables, pattern) = scans[*i].clone();
-                Box::new(IndexJoin::new(
-                    ctx.clone(),
-                    self.build_join_tree(left, scans, estimates),
-                    variables,
-                    pattern,
-                ))
+                Box::new(IndexJoin::new(ctx.clone(), build(left), variables, pattern))
             }
         };
-        Box::new(Measured::new(operator, Some(estimate(tree))))
+        placed(Box::new(Measured::new(operator, Some(estimate(tree)))))
+    }
+}
+
+/// FILTER conjuncts over a basic graph pattern, each waiting for the lowest
+/// join (or scan) whose rows bind all its variables: a row that fails there
+/// is not joined further. A conjunct's value depends on its variables only,
+/// and joins only add columns, so checking it early drops exactly the rows
+/// (and all their extensions) that checking it at the end would.
+#[derive(Default)]
+pub(super) struct FilterPlacement {
+    /// Conjuncts not placed yet, with the variables they read.
+    waiting: Vec<(Expression, FxHashSet<Variable>)>,
+}
+
+impl FilterPlacement {
+    /// The conjuncts of `expression` that can be placed (not EXISTS, no
+    /// function whose value changes between calls), and the others.
+    pub(super) fn of(expression: &Expression) -> (FilterPlacement, Vec<Expression>) {
+        let mut waiting = Vec::new();
+        let mut others = Vec::new();
+        for conjunct in exists::conjuncts(expression) {
+            let mut variables = FxHashSet::default();
+            match expression_variables(&conjunct, &mut variables) {
+                Some(()) => waiting.push((conjunct, variables)),
+                None => others.push(conjunct),
+            }
+        }
+        (FilterPlacement { waiting }, others)
+    }
+
+    /// `operator`, with a filter of the waiting conjuncts its rows bind.
+    fn place(
+        &mut self,
+        ctx: &Arc<QueryContext>,
+        operator: BoxedOperator,
+        scope: &Arc<Scope>,
+    ) -> BoxedOperator {
+        let bound: FxHashSet<&Variable> = operator.variables().iter().collect();
+        let (here, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.waiting)
+            .into_iter()
+            .partition(|(_, variables)| variables.iter().all(|v| bound.contains(v)));
+        self.waiting = waiting;
+        let Some(condition) = exists::and_all(here.into_iter().map(|(e, _)| e).collect()) else {
+            return operator;
+        };
+        let filter = Filter::new(ctx.clone(), operator, condition, scope.clone());
+        Box::new(Measured::new(Box::new(filter), None))
+    }
+
+    /// The conjuncts no join bound all the variables of.
+    pub(super) fn unplaced(self) -> Vec<Expression> {
+        self.waiting.into_iter().map(|(e, _)| e).collect()
     }
 }
 

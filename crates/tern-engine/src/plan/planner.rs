@@ -2,11 +2,11 @@
 //! node; basic graph patterns, OPTIONAL, FILTER, equality joins and
 //! per-graph GRAPH are planned in the files beside this one.
 
-use super::bgp::{position, scope_of};
+use super::bgp::{position, scope_of, FilterPlacement};
 use super::exists_per_row::ExistsPerRow;
 use super::optional::OptionalJoins;
 use super::per_graph::{self, PER_GRAPH_LIMIT};
-use super::{constant_filter, correlated, group_merge, unbound_negation, value_range};
+use super::{constant_filter, correlated, exists, group_merge, unbound_negation, value_range};
 use crate::context::QueryContext;
 use crate::exec::{
     BoxedOperator, Distinct, Extend, Group, HashJoin, Measured, Minus, OrderBy, PathScan, Project,
@@ -211,10 +211,13 @@ impl Planner {
                         return Ok(joined);
                     }
                     let ranges = value_range::from_filter(expr, ctx)?;
-                    if !ranges.is_empty() {
-                        let narrowed = self.plan_ranged_bgp(patterns, graph, &ranges)?;
-                        return self.plan_filter(expr, narrowed, graph);
-                    }
+                    let (mut placement, mut rest) = FilterPlacement::of(expr);
+                    let bgp = self.plan_filtered_bgp(patterns, graph, &ranges, &mut placement)?;
+                    rest.extend(placement.unplaced());
+                    return match exists::and_all(rest) {
+                        Some(rest) => self.plan_filter(&rest, bgp, graph),
+                        None => Ok(bgp),
+                    };
                 }
                 if let Some(anti) = unbound_negation::as_not_exists(expr, inner) {
                     return self.plan_operator(&anti, graph);
