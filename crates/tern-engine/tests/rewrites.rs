@@ -155,3 +155,20 @@ fn filters_are_checked_where_their_variables_are_bound() {
     );
     assert!(rows("SELECT ?s WHERE { ?s ex:creator ex:a FILTER(?nowhere = 1) }").is_empty());
 }
+
+#[test]
+fn a_small_limit_looks_rows_up_instead_of_building_hash_tables() {
+    let join = "SELECT ?d ?n WHERE { ?d ex:creator ?a . ?a ex:name ?n . ?d ex:year ?y }";
+    let limited = format!("{join} LIMIT 2");
+    assert_eq!(rows(&limited).len(), 2);
+    let all = rows(join);
+    assert!(rows(&limited).iter().all(|r| all.contains(r)));
+    let limited_plan = plan(&limited);
+    assert!(!limited_plan.contains("HashJoin"), "{limited_plan}");
+    // Under ORDER BY every row is needed: the hint does not pass it.
+    let ordered = plan(&format!("{join} ORDER BY ?n LIMIT 2"));
+    assert!(
+        plan(join).contains("HashJoin") && ordered.contains("HashJoin"),
+        "{ordered}"
+    );
+}

@@ -44,6 +44,9 @@ pub struct IndexJoin {
     /// last.
     readers: [Option<Lookup>; 6],
     lookups: Arc<AtomicU64>,
+    /// Rows a batch it hands out holds at most: fewer when only the first
+    /// rows will be read (a LIMIT above), so it stops looking up early.
+    batch_rows: usize,
 }
 
 /// Lookups between two checks for cancellation.
@@ -79,6 +82,7 @@ impl IndexJoin {
             sources,
             readers: Default::default(),
             lookups: Arc::default(),
+            batch_rows: BATCH_ROWS,
         }
     }
 
@@ -143,6 +147,12 @@ impl IndexJoin {
 impl Operator for IndexJoin {
     fn variables(&self) -> &[Variable] {
         &self.variables
+    }
+
+    fn first_rows_only(&mut self, rows: usize) {
+        // Its left input may still be read to its end (rows without
+        // matches), so the hint stops here.
+        self.batch_rows = rows.clamp(1, BATCH_ROWS);
     }
 
     fn describe(&self) -> OperatorInfo {
@@ -237,7 +247,7 @@ impl Operator for IndexJoin {
                 let right = &self.found_rows[r * pattern_width..(r + 1) * pattern_width];
                 out.push_merged(&left, right, &self.sources);
                 self.next_match += 1;
-                if out.len >= BATCH_ROWS {
+                if out.len >= self.batch_rows {
                     return self.hand_out(out, width);
                 }
             }

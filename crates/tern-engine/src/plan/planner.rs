@@ -40,6 +40,11 @@ pub struct Planner {
     /// planning: `GRAPH ?g` nested in `GRAPH ?g` is planned once per named
     /// graph at each level, so plans can grow exponentially with the text.
     pub(super) budget: Arc<AtomicUsize>,
+    /// While planning the input of a LIMIT that rows stream through (no
+    /// ORDER BY, GROUP BY or other operator that reads its whole input in
+    /// between): the rows it needs; 0 otherwise. Joins then favour plans
+    /// that give their first rows at once (see `build_join_tree`).
+    pub(super) first_rows: AtomicUsize,
 }
 
 /// Most patterns one planning plans (each becomes an operator or more).
@@ -52,6 +57,7 @@ impl Planner {
             bound: Arc::new([]),
             optional_joins,
             budget: Arc::new(AtomicUsize::new(MAX_PLANNED_PATTERNS)),
+            first_rows: AtomicUsize::new(0),
         }
     }
 
@@ -91,6 +97,7 @@ impl Planner {
             bound,
             optional_joins: self.optional_joins,
             budget: self.budget.clone(),
+            first_rows: AtomicUsize::new(self.first_rows.load(Ordering::Relaxed)),
         }
     }
 
@@ -129,6 +136,34 @@ impl Planner {
             },
             _ => graph,
         };
+        // Operators that pass rows on as they come keep a LIMIT's hint for
+        // their inputs; any other reads its input whole.
+        let streams = matches!(
+            pattern,
+            GraphPattern::Bgp { .. }
+                | GraphPattern::Project { .. }
+                | GraphPattern::Union { .. }
+                | GraphPattern::Extend { .. }
+                | GraphPattern::Filter { .. }
+                | GraphPattern::Distinct { .. }
+                | GraphPattern::Reduced { .. }
+                | GraphPattern::Slice { .. }
+                | GraphPattern::Graph { .. }
+        );
+        if !streams {
+            let hint = self.first_rows.swap(0, Ordering::Relaxed);
+            let planned = self.plan_measured(pattern, graph);
+            self.first_rows.store(hint, Ordering::Relaxed);
+            return planned;
+        }
+        self.plan_measured(pattern, graph)
+    }
+
+    fn plan_measured(
+        &self,
+        pattern: &GraphPattern,
+        graph: &GraphContext,
+    ) -> Result<BoxedOperator, EngineError> {
         match pattern {
             // Measures its scans and joins itself.
             GraphPattern::Bgp { patterns } => self.plan_bgp(patterns, graph),
@@ -320,9 +355,13 @@ impl Planner {
                 start,
                 length,
             } => {
-                let mut input = self.plan(inner, graph)?;
-                if let Some(length) = length {
-                    input.first_rows_only(start.saturating_add(*length));
+                let needed = length.map(|length| start.saturating_add(length));
+                let hint = self.first_rows.swap(needed.unwrap_or(0), Ordering::Relaxed);
+                let input = self.plan(inner, graph);
+                self.first_rows.store(hint, Ordering::Relaxed);
+                let mut input = input?;
+                if let Some(needed) = needed {
+                    input.first_rows_only(needed);
                 }
                 Box::new(Slice::new(input, *start, *length))
             }
