@@ -172,3 +172,54 @@ fn a_small_limit_looks_rows_up_instead_of_building_hash_tables() {
         "{ordered}"
     );
 }
+
+#[test]
+fn a_few_iris_of_values_are_looked_up_and_other_values_joined() {
+    // Distinct IRIs: looked up in the pattern, no hash join.
+    let query = "SELECT ?d ?who WHERE { VALUES ?who { ex:a ex:b } ?d ex:creator ?who }";
+    assert_eq!(
+        rows(query),
+        ["d=d1 who=a", "d=d2 who=a", "d=d3 who=a", "d=d4 who=b"]
+    );
+    assert!(!plan(query).contains("HashJoin"), "{}", plan(query));
+    // A repeated IRI repeats the rows, as the join does.
+    assert_eq!(
+        rows("SELECT ?d WHERE { VALUES ?who { ex:b ex:b } ?d ex:creator ?who }"),
+        ["d=d4", "d=d4"]
+    );
+    // Literals join by term: "2001" is not 2001.
+    assert_eq!(
+        rows("SELECT ?d WHERE { VALUES ?y { \"2001\" } ?d ex:year ?y }"),
+        ["d=d4"]
+    );
+    // A variable the pattern does not bind: a cross product.
+    assert_eq!(
+        rows("SELECT ?d ?x WHERE { VALUES ?x { ex:a } ?d ex:journal ex:j1 }"),
+        ["d=d3 x=a"]
+    );
+}
+
+#[test]
+fn binds_remember_their_values_per_input() {
+    let query = "SELECT ?d ?label WHERE { ?d ex:creator ?a . ?a ex:name ?n \
+        BIND(CONCAT(STR(?n), \"!\") AS ?label) }";
+    assert_eq!(
+        rows(query),
+        [
+            "d=d1 label=Ann!",
+            "d=d2 label=Ann!",
+            "d=d3 label=Ann!",
+            "d=d4 label=Ann!"
+        ]
+    );
+    // Fresh terms per row are not remembered.
+    let (_tmp, engine) = common::engine_over("data.ttl", DATA, EngineOptions::default());
+    let text = "PREFIX ex: <http://example.org/> SELECT (COUNT(DISTINCT ?b) AS ?n) \
+        WHERE { ?d ex:creator ex:a BIND(BNODE() AS ?b) }";
+    let execution = engine.execute(text, &QueryRequest::default()).unwrap();
+    let QueryOutcome::Solutions { mut rows, .. } = execution.outcome else {
+        panic!("a SELECT query")
+    };
+    let row = rows.next().unwrap().unwrap();
+    assert_eq!(common::short(&row[0]), "3");
+}

@@ -169,7 +169,8 @@ fn constant_expression(term: Term) -> Expression {
     }
 }
 
-fn mentions(t: &TriplePattern, v: &Variable) -> bool {
+/// Whether the pattern has `v` in any position.
+pub(super) fn mentions(t: &TriplePattern, v: &Variable) -> bool {
     matches!(&t.subject, TermPattern::Variable(x) if x == v)
         || matches!(&t.predicate, NamedNodePattern::Variable(x) if x == v)
         || matches!(&t.object, TermPattern::Variable(x) if x == v)

@@ -8,7 +8,7 @@
 //! - `group_merge`: joins of basic graph patterns (and UNIONs of them) as
 //!   one pattern, so that one join order covers them all;
 //! - `constant_filter`: `FILTER(?v = <c>)` and `IN` as constants in the
-//!   pattern;
+//!   pattern; `values_filter`: a few IRIs of VALUES as such an `IN`;
 //! - `filter`, `exists`: FILTER, with (NOT) EXISTS as semi (anti) joins
 //!   where that is exact; `exists_per_row` plans the pattern per solution
 //!   elsewhere; `value_range`: comparisons with constants as scan ranges;
@@ -34,6 +34,7 @@ mod per_graph;
 mod planner;
 mod unbound_negation;
 mod value_range;
+mod values_filter;
 
 pub use optional::OptionalJoins;
 pub use planner::{GraphContext, Planner};

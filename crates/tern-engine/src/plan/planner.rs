@@ -6,7 +6,9 @@ use super::bgp::{position, scope_of, FilterPlacement};
 use super::exists_per_row::ExistsPerRow;
 use super::optional::OptionalJoins;
 use super::per_graph::{self, PER_GRAPH_LIMIT};
-use super::{constant_filter, correlated, exists, group_merge, unbound_negation, value_range};
+use super::{
+    constant_filter, correlated, exists, group_merge, unbound_negation, value_range, values_filter,
+};
 use crate::context::QueryContext;
 use crate::exec::{
     BoxedOperator, Distinct, Extend, Group, HashJoin, Measured, Minus, OrderBy, PathScan, Project,
@@ -216,6 +218,9 @@ impl Planner {
                 ))
             }
             GraphPattern::Join { left, right } => {
+                if let Some(filtered) = values_filter::as_in_filter(left, right) {
+                    return self.plan_operator(&filtered, graph);
+                }
                 if let Some(merged) = group_merge::merge_join(left, right) {
                     return self.plan_operator(&merged, graph);
                 }
