@@ -223,3 +223,46 @@ fn binds_remember_their_values_per_input() {
     let row = rows.next().unwrap().unwrap();
     assert_eq!(common::short(&row[0]), "3");
 }
+
+#[test]
+fn ask_reads_by_lookups_and_a_long_run_of_lookups_reads_the_pattern_whole() {
+    // 4,000 subjects with ex:p, the first 3,000 with ex:q too.
+    let mut data = String::new();
+    for i in 0..4000 {
+        data += &format!("<http://example.org/s{i}> <http://example.org/p> {i} .\n");
+        if i < 3000 {
+            data += &format!(
+                "<http://example.org/s{i}> <http://example.org/q> {} .\n",
+                2 * i
+            );
+        }
+    }
+    let (_tmp, engine) = common::engine_over("data.ttl", &data, EngineOptions::default());
+    let ask = |sum: i64| {
+        let text = format!(
+            "PREFIX ex: <http://example.org/> ASK {{ ?s ex:p ?x . ?s ex:q ?y FILTER(?x + ?y = {sum}) }}"
+        );
+        let execution = engine.execute(&text, &QueryRequest::default()).unwrap();
+        let QueryOutcome::Boolean(answer) = execution.outcome else {
+            panic!("an ASK query")
+        };
+        (answer, common::plan_text(&engine, &text))
+    };
+    // Only s2999 has x + y = 8997: found after the switch; 8998 nowhere.
+    let (found, plan) = ask(3 * 2999);
+    assert!(found, "{plan}");
+    assert!(!ask(8998).0);
+    // Index joins only, and fewer lookups than rows looked up for: the
+    // rest came from the pattern read whole.
+    assert!(
+        !plan.contains("HashJoin") && !plan.contains("MergeJoin"),
+        "{plan}"
+    );
+    let lookups: u64 = plan
+        .lines()
+        .find(|l| l.contains("IndexJoin"))
+        .and_then(|l| l.split("blocks ").nth(1))
+        .and_then(|n| n.trim_end_matches(']').parse().ok())
+        .unwrap_or_else(|| panic!("{plan}"));
+    assert!(lookups < 3000, "{plan}");
+}

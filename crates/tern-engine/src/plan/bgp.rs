@@ -178,7 +178,16 @@ impl Planner {
             .iter()
             .map(|(rows, variables, pattern)| self.pattern_estimate(*rows, variables, pattern))
             .collect();
-        let tree = join_order::order(&estimates);
+        // For one row (ASK, LIMIT 1), index joins from the smallest pattern
+        // find it without reading any input whole; for more, the cheapest
+        // plan with its hash joins turned into lookups (`build_join_tree`)
+        // was faster on biblio (union-limit: merge joins of sorted scans
+        // stream as well).
+        let tree = if self.first_rows.load(std::sync::atomic::Ordering::Relaxed) == 1 {
+            join_order::pipelined(&estimates)
+        } else {
+            join_order::order(&estimates)
+        };
         let estimator = join_order::Estimator::new(&estimates);
         let scope = self.scope(graph);
         let mut placed = |operator: BoxedOperator| filters.place(&self.ctx, operator, &scope);
@@ -343,12 +352,17 @@ impl Planner {
         scans: &[ScanSpec],
         probe: &[Variable],
     ) -> Option<usize> {
-        let first_rows = self.first_rows.load(std::sync::atomic::Ordering::Relaxed);
         let JoinTree::Scan(i) = build_side else {
             return None;
         };
         let shares = scans[*i].1.iter().any(|v| probe.contains(v));
-        (first_rows > 0 && first_rows <= FIRST_ROWS_BY_LOOKUP && shares).then_some(*i)
+        (self.wants_first_rows() && shares).then_some(*i)
+    }
+
+    /// Whether only a few first rows will be read (see `first_rows`).
+    fn wants_first_rows(&self) -> bool {
+        let rows = self.first_rows.load(std::sync::atomic::Ordering::Relaxed);
+        rows > 0 && rows <= FIRST_ROWS_BY_LOOKUP
     }
 }
 

@@ -311,6 +311,42 @@ fn search(patterns: &[PatternEstimate]) -> JoinTree {
     }
 }
 
+/// A plan that gives its first rows at once, for a consumer that reads only
+/// a few (ASK, a small LIMIT): from the smallest pattern, each next pattern
+/// the one with the fewest rows among those sharing a variable with the
+/// plan so far, looked up per row (index joins only: no hash table or merge
+/// reads a large input whole before the first row). A pattern sharing no
+/// variable comes last, by a cross product. If the consumer ends up reading
+/// everything after all, the lookups cost up to `LOOKUP_COST` times a
+/// row's handling each.
+pub fn pipelined(patterns: &[PatternEstimate]) -> JoinTree {
+    let mut left: Vec<usize> = (0..patterns.len()).collect();
+    left.sort_by(|&a, &b| patterns[a].rows.total_cmp(&patterns[b].rows));
+    let first = left.remove(0);
+    let mut bound: Vec<&Variable> = patterns[first].variables.iter().map(|(v, _)| v).collect();
+    let mut tree = JoinTree::Scan(first);
+    while !left.is_empty() {
+        let shares = |i: usize| {
+            patterns[i]
+                .variables
+                .iter()
+                .any(|(v, _)| bound.contains(&v))
+        };
+        let (at, joined) = match left.iter().position(|&i| shares(i)) {
+            Some(at) => (at, true),
+            None => (0, false),
+        };
+        let i = left.remove(at);
+        tree = if joined {
+            JoinTree::Index(Box::new(tree), i)
+        } else {
+            JoinTree::Hash(Box::new(tree), Box::new(JoinTree::Scan(i)))
+        };
+        bound.extend(patterns[i].variables.iter().map(|(v, _)| v));
+    }
+    tree
+}
+
 /// Patterns joined left to right.
 fn as_written(patterns: usize) -> JoinTree {
     let mut tree = JoinTree::Scan(0);
@@ -620,6 +656,25 @@ mod tests {
                 3
             )
         );
+    }
+
+    #[test]
+    fn pipelined_plans_look_up_from_the_smallest_pattern() {
+        let patterns = [
+            pattern(5000.0, &[("a", 100.0), ("b", 5000.0)]),
+            pattern(30.0, &[("b", 30.0)]),
+            pattern(900.0, &[("a", 900.0), ("c", 900.0)]),
+            pattern(2.0, &[("z", 2.0)]),
+        ];
+        let tree = pipelined(&patterns);
+        let mut order = Vec::new();
+        scans(&tree, &mut order);
+        // From 3 (sharing nothing: crossed with the next smallest, 1), by
+        // ?b into 0, by ?a into 2.
+        assert_eq!(order, [3, 1, 0, 2]);
+        let cross = JoinTree::Hash(Box::new(JoinTree::Scan(3)), Box::new(JoinTree::Scan(1)));
+        let expected = JoinTree::Index(Box::new(JoinTree::Index(Box::new(cross), 0)), 2);
+        assert_eq!(tree, expected);
     }
 
     #[test]

@@ -92,6 +92,12 @@ impl Planner {
         Ok(())
     }
 
+    /// Plans for a consumer that reads only the first `rows` rows (ASK
+    /// reads one).
+    pub fn first_rows_only(&self, rows: usize) {
+        self.first_rows.store(rows, Ordering::Relaxed);
+    }
+
     /// A planner like this one with `bound` substituted instead.
     pub(super) fn with_bound(&self, bound: Arc<[(Variable, Id)]>) -> Planner {
         Planner {

@@ -224,8 +224,11 @@ impl Engine {
                 profile: Profile::not_kept(),
             });
         }
-        let mut root = Planner::new(ctx.clone(), self.options.optional_joins)
-            .plan(pattern, &GraphContext::Default)?;
+        let planner = Planner::new(ctx.clone(), self.options.optional_joins);
+        if let Query::Ask { .. } = &*query {
+            planner.first_rows_only(1);
+        }
+        let mut root = planner.plan(pattern, &GraphContext::Default)?;
         if let Query::Ask { .. } = &*query {
             // ASK reads one solution.
             root.first_rows_only(1);
