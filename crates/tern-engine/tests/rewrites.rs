@@ -266,3 +266,28 @@ fn ask_reads_by_lookups_and_a_long_run_of_lookups_reads_the_pattern_whole() {
         .unwrap_or_else(|| panic!("{plan}"));
     assert!(lookups < 3000, "{plan}");
 }
+
+#[test]
+fn a_group_after_a_subquery_is_merged_with_the_union_that_follows() {
+    let query = "SELECT ?n ?d ?x WHERE { { SELECT (COUNT(*) AS ?n) WHERE { ?e ex:creator ?w } } \
+        ?d ex:creator ?a . { ?d ex:partOf ?x } UNION { ?d ex:journal ?x } }";
+    assert_eq!(
+        rows(query),
+        [
+            "n=4 d=d1 x=c1",
+            "n=4 d=d2 x=d2",
+            "n=4 d=d3 x=j1",
+            "n=4 d=d4 x=c1"
+        ]
+    );
+    // The group is copied into both branches of the UNION (its creator
+    // pattern appears there twice, and once in the subquery), not joined
+    // with the UNION's whole result.
+    let plan = plan(query);
+    assert_eq!(
+        plan.matches("<http://example.org/creator>").count(),
+        3,
+        "{plan}"
+    );
+    assert!(!plan.contains("HashJoin on ?d"), "{plan}");
+}

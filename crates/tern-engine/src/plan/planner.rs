@@ -230,6 +230,9 @@ impl Planner {
                 if let Some(merged) = group_merge::merge_join(left, right) {
                     return self.plan_operator(&merged, graph);
                 }
+                if let Some(regrouped) = group_merge::regroup(left, right) {
+                    return self.plan_operator(&regrouped, graph);
+                }
                 let (left, right) = (self.plan(left, graph)?, self.plan(right, graph)?);
                 // The side estimated smaller is built.
                 match (left.estimated_rows(), right.estimated_rows()) {
