@@ -2,7 +2,7 @@
 
 use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
-use crate::suspend::{OperatorState, Stash};
+use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 
@@ -54,9 +54,21 @@ impl Operator for Slice {
         ))
     }
 
+    /// A saved state only ever has less to skip and fewer rows to give than
+    /// the query as planned: more is refused (a token that says otherwise
+    /// was not made by this plan).
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        self.skip = state.number(0)? as usize;
-        self.remaining = state.number(1)?.checked_sub(1).map(|r| r as usize);
+        let skip = usize::try_from(state.number(0)?)
+            .ok()
+            .filter(|s| *s <= self.skip);
+        let remaining = state.number(1)?.checked_sub(1).map(usize::try_from);
+        let remaining = match (remaining, self.remaining) {
+            (None, None) => None,
+            (Some(Ok(r)), Some(planned)) if r <= planned => Some(r),
+            _ => return Err(bad_state("slice limit")),
+        };
+        self.skip = skip.ok_or_else(|| bad_state("slice offset"))?;
+        self.remaining = remaining;
         self.input.restore(state.into_child()?, stash)
     }
 
@@ -75,7 +87,7 @@ impl Operator for Slice {
             self.skip -= start;
             let mut end = batch.len;
             if let Some(remaining) = &mut self.remaining {
-                end = end.min(start + *remaining);
+                end = end.min(start.saturating_add(*remaining));
                 *remaining -= end - start;
             }
             if start < end {
