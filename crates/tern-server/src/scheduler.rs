@@ -119,6 +119,8 @@ struct Entry {
     /// Set when its last turn found it waiting for its client: it then
     /// waits behind the aged tasks that can run.
     blocked: bool,
+    /// Its deadline while it waits in the queue (see [`Task::deadline`]).
+    deadline: Option<Instant>,
 }
 
 /// The rank of a task that ran `attained` among the aged ones: 0 below one
@@ -162,10 +164,11 @@ impl RunQueue {
         }
     }
 
-    fn push(&mut self, entry: Entry) {
+    fn push(&mut self, mut entry: Entry) {
         // Not a task blocked on its client: its turn would not end it, it
         // would only come straight back.
-        if let Some(deadline) = entry.task.deadline().filter(|_| !entry.blocked) {
+        entry.deadline = entry.task.deadline().filter(|_| !entry.blocked);
+        if let Some(deadline) = entry.deadline {
             self.deadlines.insert((deadline, entry.admitted));
         }
         if entry.turns < FRESH_TURNS {
@@ -185,7 +188,7 @@ impl RunQueue {
 
     fn pop(&mut self) -> Option<Entry> {
         let entry = self.pop_expired().or_else(|| self.pop_by_rank())?;
-        if let Some(deadline) = entry.task.deadline() {
+        if let Some(deadline) = entry.deadline {
             self.deadlines.remove(&(deadline, entry.admitted));
         }
         Some(entry)
@@ -350,6 +353,7 @@ impl Scheduler {
             admitted,
             attained: Duration::ZERO,
             blocked: false,
+            deadline: None,
         });
         shared.ready.notify_one();
         Ok(())
@@ -577,6 +581,7 @@ mod tests {
             admitted,
             attained: Duration::ZERO,
             blocked,
+            deadline: None,
         }
     }
 

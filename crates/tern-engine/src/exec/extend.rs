@@ -48,12 +48,12 @@ impl Extend {
     ) -> Extend {
         let mut read = FxHashSet::default();
         let reads = expression_variables(&expression, &mut read).and_then(|()| {
+            // (Not for a variable the input does not have.)
             let columns: Option<Vec<usize>> = read
                 .iter()
                 .map(|v| input.variables().iter().position(|x| x == v))
                 .collect();
-            // (A variable the input does not have is unbound in every row.)
-            columns.filter(|c| c.len() == read.len() && c.len() <= MEMO_COLUMNS)
+            columns.filter(|c| c.len() <= MEMO_COLUMNS)
         });
         let expression =
             RowEvaluator::new(ctx.clone(), expression, input.variables().to_vec(), scope);

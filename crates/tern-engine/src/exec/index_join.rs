@@ -149,7 +149,7 @@ impl IndexJoin {
             PatternTerm::Constant(id) => (0u8, id.0),
             PatternTerm::Variable(c) => (1, c as u64),
         };
-        order.sort_by_key(|&r| key_of(&all[r * width..(r + 1) * width]).map(rank));
+        order.sort_by_cached_key(|&r| key_of(&all[r * width..(r + 1) * width]).map(rank));
         self.found.clear();
         self.found_rows.clear();
         self.found_rows.reserve(all.len());

@@ -183,7 +183,7 @@ impl Planner {
         // plan with its hash joins turned into lookups (`build_join_tree`)
         // was faster on biblio (union-limit: merge joins of sorted scans
         // stream as well).
-        let tree = if self.first_rows.load(std::sync::atomic::Ordering::Relaxed) == 1 {
+        let tree = if self.first_rows() == 1 {
             join_order::pipelined(&estimates)
         } else {
             join_order::order(&estimates)
@@ -361,8 +361,7 @@ impl Planner {
 
     /// Whether only a few first rows will be read (see `first_rows`).
     fn wants_first_rows(&self) -> bool {
-        let rows = self.first_rows.load(std::sync::atomic::Ordering::Relaxed);
-        rows > 0 && rows <= FIRST_ROWS_BY_LOOKUP
+        (1..=FIRST_ROWS_BY_LOOKUP).contains(&self.first_rows())
     }
 }
 

@@ -288,13 +288,8 @@ impl FilteredBgp {
     }
 
     fn variables(&self) -> FxHashSet<Variable> {
-        let mut out = FxHashSet::default();
+        let mut out = self.node_variables();
         for t in &self.patterns {
-            for term in [&t.subject, &t.object] {
-                if let TermPattern::Variable(v) = term {
-                    out.insert(v.clone());
-                }
-            }
             if let NamedNodePattern::Variable(v) = &t.predicate {
                 out.insert(v.clone());
             }

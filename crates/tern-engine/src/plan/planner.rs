@@ -98,6 +98,11 @@ impl Planner {
         self.first_rows.store(rows, Ordering::Relaxed);
     }
 
+    /// The rows the consumer of what is being planned reads (0: all).
+    pub(super) fn first_rows(&self) -> usize {
+        self.first_rows.load(Ordering::Relaxed)
+    }
+
     /// A planner like this one with `bound` substituted instead.
     pub(super) fn with_bound(&self, bound: Arc<[(Variable, Id)]>) -> Planner {
         Planner {
@@ -105,7 +110,7 @@ impl Planner {
             bound,
             optional_joins: self.optional_joins,
             budget: self.budget.clone(),
-            first_rows: AtomicUsize::new(self.first_rows.load(Ordering::Relaxed)),
+            first_rows: AtomicUsize::new(self.first_rows()),
         }
     }
 

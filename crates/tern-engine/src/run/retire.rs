@@ -7,13 +7,13 @@
 
 use crate::exec::{BoxedOperator, Values};
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// The background dropper; `None` if its thread could not be started (then
 /// the operators are dropped where they stopped).
-static RETIRED: OnceLock<Option<Mutex<Sender<BoxedOperator>>>> = OnceLock::new();
+static RETIRED: OnceLock<Option<Sender<BoxedOperator>>> = OnceLock::new();
 
-fn dropper() -> Option<&'static Mutex<Sender<BoxedOperator>>> {
+fn dropper() -> Option<&'static Sender<BoxedOperator>> {
     RETIRED
         .get_or_init(|| {
             let (send, receive) = channel::<BoxedOperator>();
@@ -21,7 +21,7 @@ fn dropper() -> Option<&'static Mutex<Sender<BoxedOperator>>> {
                 .name("tern-retire".into())
                 .spawn(move || receive.into_iter().for_each(drop))
                 .ok()
-                .map(|_| Mutex::new(send))
+                .map(|_| send)
         })
         .as_ref()
 }
@@ -34,8 +34,7 @@ pub(crate) fn retire(root: &mut BoxedOperator) {
     let Some(dropper) = dropper() else {
         return;
     };
-    let sender = dropper.lock().unwrap_or_else(|e| e.into_inner()).clone();
     // A send only fails when the thread is gone; the operators are dropped
     // here then, which is just slower.
-    let _ = sender.send(stopped);
+    let _ = dropper.send(stopped);
 }
