@@ -19,6 +19,8 @@ pub enum IndexError {
     },
     #[error("{path}: corrupt index file ({reason})")]
     Corrupt { path: PathBuf, reason: String },
+    #[error("the store is open read-only: updates are not accepted")]
+    ReadOnly,
 }
 
 pub type Result<T, E = IndexError> = std::result::Result<T, E>;

@@ -38,6 +38,12 @@ pub enum Tag {
     Date = 8,
     /// `xsd:dateTime`: UTC milliseconds since 1970-01-01 plus timezone.
     DateTime = 9,
+    /// A term added by an update since the base index was built: an index
+    /// into the store's delta vocabulary, numbered in the order terms came,
+    /// so NOT in term order. Whatever relies on "ID order is term order"
+    /// checks for this tag (compaction moves these terms into the sorted
+    /// base vocabulary).
+    DeltaVocab = 10,
 }
 
 impl Tag {
@@ -53,6 +59,7 @@ impl Tag {
             7 => Tag::Double,
             8 => Tag::Date,
             9 => Tag::DateTime,
+            10 => Tag::DeltaVocab,
             _ => return None,
         })
     }
@@ -100,7 +107,12 @@ impl Id {
     }
 
     pub fn is_inline_value(self) -> bool {
-        self.tag() >= Tag::Boolean
+        (Tag::Boolean..=Tag::DateTime).contains(&self.tag())
+    }
+
+    #[inline]
+    pub const fn delta_vocab(index: u64) -> Id {
+        Id::new(Tag::DeltaVocab, index)
     }
 }
 

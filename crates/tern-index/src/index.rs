@@ -45,8 +45,8 @@ pub struct Index {
     block_cache: Arc<BlockCache>,
     /// Vocabulary index of the first literal, found on first use.
     first_literal: std::sync::OnceLock<u64>,
-    /// The named graphs, found on first use.
-    named_graphs: std::sync::OnceLock<Arc<[Id]>>,
+    /// The named graphs and their sizes, found on first use.
+    graph_quads: std::sync::OnceLock<Arc<[(Id, u64)]>>,
     /// Vocabulary keys looked up lately: the constants of queries.
     found_keys: Memo<Vec<u8>, Option<u64>>,
 }
@@ -86,7 +86,7 @@ impl Index {
             permutations,
             block_cache,
             first_literal: std::sync::OnceLock::new(),
-            named_graphs: std::sync::OnceLock::new(),
+            graph_quads: std::sync::OnceLock::new(),
             found_keys: Memo::new(FOUND_KEYS),
         })
     }
@@ -131,34 +131,38 @@ impl Index {
     /// literals are the IDs from the first literal key on.
     pub fn is_literal(&self, id: Id) -> Result<bool> {
         Ok(match id.tag() {
-            Tag::Undefined | Tag::BlankNode | Tag::LocalVocab => false,
+            Tag::Undefined | Tag::BlankNode | Tag::LocalVocab | Tag::DeltaVocab => false,
             Tag::Vocab => id >= self.first_literal()?,
             _ => true,
         })
     }
 
     /// The graphs other than the default graph that hold a triple, sorted.
-    /// The graph is every permutation's last column, so finding them reads a
+    pub fn named_graphs(&self) -> Result<Arc<[Id]>> {
+        Ok(self.graph_quads()?.iter().map(|&(g, _)| g).collect())
+    }
+
+    /// The named graphs with their number of quads, sorted by graph. The
+    /// graph is every permutation's last column, so finding them reads a
     /// whole permutation once; the index never changes, so that is once per
     /// process.
-    pub fn named_graphs(&self) -> Result<Arc<[Id]>> {
-        if let Some(graphs) = self.named_graphs.get() {
+    pub fn graph_quads(&self) -> Result<Arc<[(Id, u64)]>> {
+        if let Some(graphs) = self.graph_quads.get() {
             return Ok(graphs.clone());
         }
-        let mut graphs = rustc_hash::FxHashSet::default();
+        let mut graphs: rustc_hash::FxHashMap<Id, u64> = rustc_hash::FxHashMap::default();
         if self.stats.named_graphs > 0 {
             for batch in self.scan(Permutation::Spo, &[], ScanRange::ALL) {
-                graphs.extend(
-                    batch?.columns[3]
-                        .iter()
-                        .copied()
-                        .filter(|g| *g != Id::DEFAULT_GRAPH),
-                );
+                for &g in &batch?.columns[3] {
+                    if g != Id::DEFAULT_GRAPH {
+                        *graphs.entry(g).or_default() += 1;
+                    }
+                }
             }
         }
-        let mut graphs: Vec<Id> = graphs.into_iter().collect();
+        let mut graphs: Vec<(Id, u64)> = graphs.into_iter().collect();
         graphs.sort_unstable();
-        Ok(self.named_graphs.get_or_init(|| graphs.into()).clone())
+        Ok(self.graph_quads.get_or_init(|| graphs.into()).clone())
     }
 
     /// The ID of the vocabulary's first literal: vocabulary IDs from it on
@@ -211,7 +215,7 @@ impl Index {
             .map(|&id| {
                 text.clear();
                 Ok(match id.tag() {
-                    Tag::Undefined | Tag::LocalVocab => None,
+                    Tag::Undefined | Tag::LocalVocab | Tag::DeltaVocab => None,
                     Tag::BlankNode => Some(
                         BlankNode::new_unchecked(term_key::blank_node_label(id.payload())).into(),
                     ),
@@ -287,7 +291,7 @@ impl Index {
             }
             let start = text.len();
             slots.push(match id.tag() {
-                Tag::Undefined | Tag::LocalVocab => Slot::None,
+                Tag::Undefined | Tag::LocalVocab | Tag::DeltaVocab => Slot::None,
                 Tag::BlankNode => {
                     term_key::write_blank_node_label(id.payload(), &mut text);
                     Slot::Blank {
@@ -431,6 +435,32 @@ impl TermRefs {
 
     fn text_at(&self, (start, end): (usize, usize)) -> &str {
         &self.text[start..end]
+    }
+
+    /// Sets the `i`-th term to the one stored under vocabulary key `key`
+    /// (for terms the base vocabulary does not hold).
+    pub(crate) fn set_key(&mut self, i: usize, key: &str) -> Result<(), term_key::CorruptKey> {
+        let parts = term_key::key_parts(key)?;
+        let start = self.text.len();
+        let value = match parts {
+            KeyParts::Literal {
+                value_end,
+                escaped: true,
+                ..
+            } => {
+                term_key::unescape_into(&key.as_bytes()[1..value_end], &mut self.text)?;
+                Some((start, self.text.len()))
+            }
+            _ => None,
+        };
+        let key_start = self.text.len();
+        self.text.push_str(key);
+        self.slots[i] = Slot::Key {
+            key: (key_start, self.text.len()),
+            parts,
+            value,
+        };
+        Ok(())
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod block_file;
 pub mod builder;
+pub mod delta;
 mod error;
 mod id;
 pub mod index;
@@ -12,15 +13,20 @@ pub mod inline;
 pub mod memo;
 mod meta;
 pub mod permutation;
+mod snapshot;
 pub mod stats;
+pub mod store;
 pub mod term_key;
 mod thread_zstd;
 mod varint;
 pub mod vocab;
 
+pub use delta::{MergedLookup, MergedScan};
 pub use error::{IndexError, Result};
 pub use id::{Id, Tag};
 pub use index::{Index, ScanRange, TermRefs};
 pub use meta::IndexMeta;
 pub use permutation::{Batch, Permutation};
+pub use snapshot::Snapshot;
 pub use stats::{PredicateStats, Statistics};
+pub use store::{Store, StoreOptions};

@@ -65,6 +65,7 @@ pub fn run(args: LoadArgs) -> Result<()> {
         lenient: args.lenient,
         force: args.force,
         progress: !args.quiet,
+        keep_blank_numbers: false,
     };
     let report = builder::build(&args.index, &inputs, &options)?;
     let m = &report.meta;

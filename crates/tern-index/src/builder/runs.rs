@@ -48,6 +48,9 @@ pub struct RunBuilder {
     file_blanks: FxHashMap<Box<str>, u64>,
     pub blank_nodes: u64,
     pub statements: u64,
+    /// Labels of the form `b<number>` keep their number (see
+    /// [`LoadOptions::keep_blank_numbers`](super::LoadOptions)).
+    pub keep_blank_numbers: bool,
 }
 
 impl RunBuilder {
@@ -62,6 +65,7 @@ impl RunBuilder {
             file_blanks: FxHashMap::default(),
             blank_nodes: 0,
             statements: 0,
+            keep_blank_numbers: false,
         }
     }
 
@@ -92,6 +96,12 @@ impl RunBuilder {
             .blanks
             .into_iter()
             .map(|label| {
+                if self.keep_blank_numbers {
+                    if let Some(n) = label.strip_prefix('b').and_then(|n| n.parse::<u64>().ok()) {
+                        self.blank_nodes = self.blank_nodes.max(n + 1);
+                        return n;
+                    }
+                }
                 let next = self.blank_nodes;
                 let id = *self.file_blanks.entry(label).or_insert(next);
                 if id == next {

@@ -1,0 +1,330 @@
+//! One sorted run of changes, in all six permutation orders, and the
+//! stack of runs a snapshot sees.
+
+use crate::permutation::{Permutation, Row};
+use rustc_hash::FxHashMap;
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+/// One change to one quad `[s, p, o, g]` (raw IDs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Change {
+    pub quad: [u64; 4],
+    pub insert: bool,
+}
+
+/// Effective changes sorted in each permutation's row order. A quad appears
+/// at most once per run.
+#[derive(Debug, Default)]
+pub struct Run {
+    rows: [Vec<(Row, bool)>; 6],
+    /// Net change of the number of quads per predicate, for statistics.
+    predicate_net: Vec<(u64, i64)>,
+    /// Net change of the number of quads per graph.
+    graph_net: Vec<(u64, i64)>,
+}
+
+impl Run {
+    /// A run of `changes`, each effective against the state before it (so
+    /// changes to one quad alternate between insert and delete). An even
+    /// number of changes to a quad cancels out; an odd number leaves the
+    /// last one.
+    pub fn of(changes: &[Change]) -> Run {
+        let mut last: FxHashMap<[u64; 4], (bool, usize)> = FxHashMap::default();
+        for change in changes {
+            let entry = last.entry(change.quad).or_insert((change.insert, 0));
+            entry.0 = change.insert;
+            entry.1 += 1;
+        }
+        let net: Vec<(Row, bool)> = last
+            .into_iter()
+            .filter(|(_, (_, n))| n % 2 == 1)
+            .map(|(quad, (insert, _))| (quad, insert))
+            .collect();
+        Run::from_quads(net)
+    }
+
+    fn from_quads(quads: Vec<([u64; 4], bool)>) -> Run {
+        let rows = Permutation::ALL.map(|perm| {
+            let mut rows: Vec<(Row, bool)> = quads
+                .iter()
+                .map(|&(quad, insert)| (perm.row_of(quad), insert))
+                .collect();
+            rows.sort_unstable_by_key(|r| r.0);
+            rows
+        });
+        let net_by = |column: usize| {
+            let mut net: FxHashMap<u64, i64> = FxHashMap::default();
+            for &(quad, insert) in &quads {
+                *net.entry(quad[column]).or_default() += if insert { 1 } else { -1 };
+            }
+            sorted_nonzero(net)
+        };
+        Run {
+            predicate_net: net_by(1),
+            graph_net: net_by(3),
+            rows,
+        }
+    }
+
+    /// `older` then `newer` as one run: a quad changed in both was changed
+    /// back (changes alternate), so the two cancel out.
+    pub fn merge(older: &Run, newer: &Run) -> Run {
+        let spo = Permutation::Spo as usize;
+        let (a, b) = (&older.rows[spo], &newer.rows[spo]);
+        let mut quads = Vec::with_capacity(a.len() + b.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            let order = match (a.get(i), b.get(j)) {
+                (Some(x), Some(y)) => x.0.cmp(&y.0),
+                (Some(_), None) => Ordering::Less,
+                _ => Ordering::Greater,
+            };
+            match order {
+                Ordering::Less => {
+                    quads.push(a[i]);
+                    i += 1;
+                }
+                Ordering::Greater => {
+                    quads.push(b[j]);
+                    j += 1;
+                }
+                Ordering::Equal => {
+                    if a[i].1 == b[j].1 {
+                        // Not alternating: cannot come from effective
+                        // changes, but the newer one is the truth.
+                        quads.push(b[j]);
+                    }
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+        Run::from_quads(quads)
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows[0].len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows[0].is_empty()
+    }
+
+    /// The changes with `lo <= row <= hi` in `perm`'s order.
+    pub fn range(&self, perm: Permutation, lo: &Row, hi: &Row) -> &[(Row, bool)] {
+        let rows = &self.rows[perm as usize];
+        let start = rows.partition_point(|(r, _)| r < lo);
+        let end = start + rows[start..].partition_point(|(r, _)| r <= hi);
+        &rows[start..end]
+    }
+
+    /// Signed number of changes whose first `k` columns lie in
+    /// `[lo[..k], hi[..k]]`.
+    pub fn count(&self, perm: Permutation, lo: &Row, hi: &Row, k: usize) -> i64 {
+        let rows = &self.rows[perm as usize];
+        let start = rows.partition_point(|(r, _)| r[..k] < lo[..k]);
+        let end = start + rows[start..].partition_point(|(r, _)| r[..k] <= hi[..k]);
+        rows[start..end]
+            .iter()
+            .map(|&(_, insert)| if insert { 1 } else { -1 })
+            .sum()
+    }
+
+    /// All changes, in SPO order, as quads.
+    pub fn changes(&self) -> impl Iterator<Item = Change> + '_ {
+        self.rows[Permutation::Spo as usize]
+            .iter()
+            .map(|&(row, insert)| Change {
+                quad: Permutation::Spo.quad_of(row),
+                insert,
+            })
+    }
+
+    pub fn predicate_net(&self) -> &[(u64, i64)] {
+        &self.predicate_net
+    }
+
+    pub fn graph_net(&self) -> &[(u64, i64)] {
+        &self.graph_net
+    }
+
+    /// Approximate heap bytes.
+    pub fn bytes(&self) -> usize {
+        self.len() * 6 * std::mem::size_of::<(Row, bool)>()
+    }
+}
+
+/// The runs of one snapshot, oldest first. Shared between snapshots.
+#[derive(Debug, Clone, Default)]
+pub struct Runs(pub Arc<[Arc<Run>]>);
+
+impl Runs {
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Run>> {
+        self.0.iter()
+    }
+
+    /// Number of changes over all runs.
+    pub fn changes(&self) -> usize {
+        self.0.iter().map(|r| r.len()).sum()
+    }
+
+    pub fn bytes(&self) -> usize {
+        self.0.iter().map(|r| r.bytes()).sum()
+    }
+
+    /// These runs and `newest` on top. Runs of similar size are merged so
+    /// that there are O(log n) of them: each merge at least doubles a run,
+    /// so a change is merged O(log n) times.
+    pub fn push(&self, newest: Run) -> Runs {
+        let mut runs: Vec<Arc<Run>> = self.0.to_vec();
+        if !newest.is_empty() {
+            runs.push(Arc::new(newest));
+        }
+        while runs.len() >= 2 {
+            let n = runs.len();
+            if runs[n - 2].len() > 2 * runs[n - 1].len() {
+                break;
+            }
+            let newer = runs.pop().expect("two runs");
+            let older = runs.pop().expect("two runs");
+            let merged = Run::merge(&older, &newer);
+            if !merged.is_empty() {
+                runs.push(Arc::new(merged));
+            }
+        }
+        Runs(runs.into())
+    }
+
+    /// These runs and `newest` on top, unmerged: a view that lives only as
+    /// long as one update's operation.
+    pub fn with_top(&self, newest: Run) -> Runs {
+        if newest.is_empty() {
+            return self.clone();
+        }
+        let mut runs: Vec<Arc<Run>> = self.0.to_vec();
+        runs.push(Arc::new(newest));
+        Runs(runs.into())
+    }
+
+    /// Signed number of changes in range, over all runs (see [`Run::count`]).
+    pub fn count(&self, perm: Permutation, lo: &Row, hi: &Row, k: usize) -> i64 {
+        self.0.iter().map(|r| r.count(perm, lo, hi, k)).sum()
+    }
+
+    /// The visible state the runs give the rows in `[lo, hi]`: each row
+    /// once, with the newest run's change (true: inserted, false: deleted).
+    pub fn resolve(&self, perm: Permutation, lo: &Row, hi: &Row) -> Vec<(Row, bool)> {
+        let mut slices: Vec<&[(Row, bool)]> = self
+            .0
+            .iter()
+            .map(|r| r.range(perm, lo, hi))
+            .filter(|s| !s.is_empty())
+            .collect();
+        match slices.len() {
+            0 => Vec::new(),
+            1 => slices[0].to_vec(),
+            _ => {
+                let mut out = Vec::with_capacity(slices.iter().map(|s| s.len()).sum());
+                // Newest first: among equal rows the first one wins.
+                slices.reverse();
+                let mut at = vec![0usize; slices.len()];
+                loop {
+                    let mut best: Option<(usize, Row)> = None;
+                    for (k, s) in slices.iter().enumerate() {
+                        if let Some(&(row, _)) = s.get(at[k]) {
+                            if best.is_none_or(|(_, b)| row < b) {
+                                best = Some((k, row));
+                            }
+                        }
+                    }
+                    let Some((winner, row)) = best else { break };
+                    out.push((row, slices[winner][at[winner]].1));
+                    for (k, s) in slices.iter().enumerate() {
+                        if s.get(at[k]).is_some_and(|&(r, _)| r == row) {
+                            at[k] += 1;
+                        }
+                    }
+                }
+                out
+            }
+        }
+    }
+
+    /// Net change of quads per predicate over all runs, sorted.
+    pub fn predicate_net(&self) -> Vec<(u64, i64)> {
+        self.sum(Run::predicate_net)
+    }
+
+    /// Net change of quads per graph over all runs, sorted.
+    pub fn graph_net(&self) -> Vec<(u64, i64)> {
+        self.sum(Run::graph_net)
+    }
+
+    fn sum(&self, of: fn(&Run) -> &[(u64, i64)]) -> Vec<(u64, i64)> {
+        let mut net: FxHashMap<u64, i64> = FxHashMap::default();
+        for run in self.0.iter() {
+            for &(key, n) in of(run) {
+                *net.entry(key).or_default() += n;
+            }
+        }
+        sorted_nonzero(net)
+    }
+}
+
+fn sorted_nonzero(net: FxHashMap<u64, i64>) -> Vec<(u64, i64)> {
+    let mut net: Vec<(u64, i64)> = net.into_iter().filter(|e| e.1 != 0).collect();
+    net.sort_unstable();
+    net
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ins(q: [u64; 4]) -> Change {
+        Change {
+            quad: q,
+            insert: true,
+        }
+    }
+
+    fn del(q: [u64; 4]) -> Change {
+        Change {
+            quad: q,
+            insert: false,
+        }
+    }
+
+    #[test]
+    fn changes_to_one_quad_cancel_in_pairs() {
+        let run = Run::of(&[ins([1, 2, 3, 0]), del([1, 2, 3, 0]), ins([4, 5, 6, 0])]);
+        assert_eq!(run.len(), 1);
+        let all = run.range(Permutation::Pos, &[0; 4], &[u64::MAX; 4]);
+        assert_eq!(all, &[([5, 6, 4, 0], true)]);
+    }
+
+    #[test]
+    fn newest_run_decides_and_counts_add_up() {
+        let runs = Runs::default()
+            .push(Run::of(&[ins([1, 1, 1, 0]), ins([2, 1, 1, 0])]))
+            .push(Run::of(&[del([1, 1, 1, 0])]))
+            .push(Run::of(&[ins([1, 1, 1, 0]), del([9, 9, 9, 0])]));
+        let all = runs.resolve(Permutation::Spo, &[0; 4], &[u64::MAX; 4]);
+        assert_eq!(
+            all,
+            vec![
+                ([1, 1, 1, 0], true),
+                ([2, 1, 1, 0], true),
+                ([9, 9, 9, 0], false)
+            ]
+        );
+        // Quad 9 was in the base: two inserts, one base row deleted.
+        assert_eq!(runs.count(Permutation::Spo, &[0; 4], &[u64::MAX; 4], 0), 1);
+        assert_eq!(runs.predicate_net(), vec![(1, 2), (9, -1)]);
+    }
+}

@@ -1,0 +1,332 @@
+//! The [`Store`]: an index that takes writes while it serves.
+//!
+//! It owns the base index (as built by `tern load` or by the last
+//! compaction), the delta of changes since (see `delta`), the write-ahead
+//! log that makes each change durable before it is acknowledged (`wal`),
+//! the snapshots that continuation tokens name (kept for a while), and
+//! compaction, which writes the current state as a new base while queries
+//! and updates go on (`compaction`).
+//!
+//! Readers take [`Store::snapshot`] and never wait for writers; writers take
+//! [`Store::begin`] one at a time and never wait for readers.
+//!
+//! Files in the store's directory: the base built by `tern load` (at the
+//! top level) or by a compaction (`bases/<id>/`), `store.json` naming the
+//! current base and the last update it holds, and `wal/`.
+
+mod compaction;
+mod layout;
+mod record;
+mod transaction;
+mod wal;
+
+pub use compaction::CompactionReport;
+pub use record::QuadChange;
+pub use transaction::{Committed, Transaction};
+
+use crate::delta::{DeltaVocab, Runs, VocabView};
+use crate::error::{IndexError, Result};
+use crate::snapshot::{DeltaState, Snapshot};
+use crate::Index;
+use layout::Layout;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+use transaction::Staged;
+use wal::Wal;
+
+/// How a store keeps snapshots and when it compacts.
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// Start a background compaction when the delta holds this many
+    /// changes (0: only when asked).
+    pub compact_after: usize,
+    /// Memory for a compaction's build.
+    pub compaction_memory: u64,
+    /// How long a snapshot named by a continuation token is kept after
+    /// the token was last issued or used.
+    pub token_ttl: Duration,
+    /// At most this many such snapshots are kept (the oldest go first).
+    pub max_kept_snapshots: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            compact_after: 1_000_000,
+            compaction_memory: 1 << 30,
+            token_ttl: Duration::from_secs(3600),
+            max_kept_snapshots: 256,
+        }
+    }
+}
+
+/// The writer's state: the latest committed (maybe not yet durable)
+/// snapshot and the delta vocabulary of its base.
+pub(crate) struct Head {
+    snapshot: Snapshot,
+}
+
+/// The store's figures for `/metrics` and `tern stats`.
+#[derive(Debug, Clone, Default)]
+pub struct StoreStatus {
+    pub version: u64,
+    pub snapshot: String,
+    pub delta_changes: usize,
+    pub delta_runs: usize,
+    pub delta_terms: u64,
+    pub delta_bytes: usize,
+    pub wal_bytes: u64,
+    pub kept_snapshots: usize,
+    pub compacting: bool,
+    pub compactions: u64,
+    pub last_compaction: Option<CompactionReport>,
+    pub writable: bool,
+}
+
+pub struct Store {
+    /// The store itself, for the thread a background compaction runs on.
+    me: std::sync::Weak<Store>,
+    /// `None`: a store in memory (its updates are lost on exit).
+    dir: Option<PathBuf>,
+    wal: Option<Wal>,
+    options: StoreOptions,
+    /// What new queries read: the latest durable snapshot.
+    visible: RwLock<Snapshot>,
+    head: Mutex<Head>,
+    kept: Mutex<HashMap<String, (Snapshot, Instant)>>,
+    compaction: Mutex<compaction::State>,
+}
+
+impl Store {
+    /// A store over an index, in memory: updates are not logged.
+    pub fn in_memory(index: Arc<Index>) -> Arc<Store> {
+        Store::with_snapshot(None, None, fresh(index, 0), StoreOptions::default())
+    }
+
+    /// Opens the store in `dir` (an index built by `tern load`, maybe
+    /// changed by updates since), replaying its log. With `writable`, the
+    /// log is opened for appending (a torn last record is cut off); without,
+    /// the store is read as it is and updates are refused.
+    pub fn open(dir: &Path, writable: bool, options: StoreOptions) -> Result<Arc<Store>> {
+        let layout = Layout::read(dir)?;
+        if writable {
+            layout.remove_leftovers(dir)?;
+        }
+        let base = Arc::new(Index::open(layout.base_dir(dir))?);
+        let (wal, records) = if writable {
+            let (wal, records) = Wal::open(&dir.join(layout::WAL_DIR))?;
+            (Some(wal), records)
+        } else {
+            (None, wal::read_only(&dir.join(layout::WAL_DIR))?)
+        };
+        let mut snapshot = fresh(base, layout.seq);
+        for record in records.into_iter().filter(|r| r.seq > layout.seq) {
+            snapshot = replay(snapshot, &record)?;
+        }
+        Ok(Store::with_snapshot(
+            Some(dir.to_owned()),
+            wal,
+            snapshot,
+            options,
+        ))
+    }
+
+    fn with_snapshot(
+        dir: Option<PathBuf>,
+        wal: Option<Wal>,
+        snapshot: Snapshot,
+        options: StoreOptions,
+    ) -> Arc<Store> {
+        Arc::new_cyclic(|me| Store {
+            me: me.clone(),
+            dir,
+            wal,
+            options,
+            visible: RwLock::new(snapshot.clone()),
+            head: Mutex::new(Head { snapshot }),
+            kept: Mutex::default(),
+            compaction: Mutex::default(),
+        })
+    }
+
+    /// The latest acknowledged state, for a new query.
+    pub fn snapshot(&self) -> Snapshot {
+        self.visible.read().unwrap().clone()
+    }
+
+    /// Whether updates are accepted (a read-only store refuses them).
+    pub fn writable(&self) -> bool {
+        self.dir.is_none() || self.wal.is_some()
+    }
+
+    /// Starts an update; waits while another one runs.
+    pub fn begin(&self) -> Result<Transaction<'_>> {
+        if !self.writable() {
+            return Err(IndexError::ReadOnly);
+        }
+        let head = self.head.lock().unwrap();
+        let staged = Staged::new(head.snapshot.clone());
+        Ok(Transaction {
+            store: self,
+            head: Some(head),
+            staged,
+            committed: false,
+        })
+    }
+
+    /// Logs and publishes a transaction's changes (see
+    /// [`Transaction::commit`]). Returns whether the head moved on (the
+    /// transaction's terms are then in use) with the outcome.
+    fn commit(
+        &self,
+        mut head: std::sync::MutexGuard<'_, Head>,
+        staged: &Staged,
+    ) -> (bool, Result<Committed>) {
+        let (inserted, deleted) =
+            staged.changes.iter().fold(
+                (0, 0),
+                |(i, d), c| {
+                    if c.insert {
+                        (i + 1, d)
+                    } else {
+                        (i, d + 1)
+                    }
+                },
+            );
+        if staged.changes.is_empty() && staged.blank_nodes == head.snapshot.delta().blank_nodes {
+            let version = head.snapshot.version();
+            return (
+                false,
+                Ok(Committed {
+                    version,
+                    inserted,
+                    deleted,
+                }),
+            );
+        }
+        let version = head.snapshot.version() + 1;
+        let position = match &self.wal {
+            Some(wal) => match wal.append(version, &record::encode(&staged.record)) {
+                Ok(position) => Some(position),
+                Err(e) => return (false, Err(e)),
+            },
+            None => None,
+        };
+        let snapshot = staged.committed(version);
+        head.snapshot = snapshot.clone();
+        drop(head);
+        if let (Some(wal), Some(position)) = (&self.wal, position) {
+            if let Err(e) = wal.wait_durable(position) {
+                return (true, Err(e));
+            }
+        }
+        self.publish(snapshot);
+        self.maybe_compact();
+        (
+            true,
+            Ok(Committed {
+                version,
+                inserted,
+                deleted,
+            }),
+        )
+    }
+
+    /// Makes `snapshot` what new queries read, unless a later one is already.
+    fn publish(&self, snapshot: Snapshot) {
+        let mut visible = self.visible.write().unwrap();
+        let same_base = Arc::ptr_eq(visible.base(), snapshot.base());
+        if !same_base || snapshot.version() > visible.version() {
+            *visible = snapshot;
+        }
+    }
+
+    /// Keeps `snapshot` for [`StoreOptions::token_ttl`] from now, so that a
+    /// continuation token naming it can be resumed after updates.
+    pub fn keep(&self, snapshot: &Snapshot) {
+        let now = Instant::now();
+        let mut kept = self.kept.lock().unwrap();
+        kept.retain(|_, (_, until)| *until > now);
+        kept.insert(
+            snapshot.name(),
+            (snapshot.clone(), now + self.options.token_ttl),
+        );
+        while kept.len() > self.options.max_kept_snapshots.max(1) {
+            let oldest = kept
+                .iter()
+                .min_by_key(|(_, (_, until))| *until)
+                .map(|(name, _)| name.clone())
+                .expect("not empty");
+            kept.remove(&oldest);
+        }
+    }
+
+    /// The snapshot a continuation token names: the current one or one
+    /// kept for tokens; `None` when it is gone.
+    pub fn snapshot_named(&self, name: &str) -> Option<Snapshot> {
+        let current = self.snapshot();
+        if current.name() == name {
+            return Some(current);
+        }
+        let now = Instant::now();
+        let mut kept = self.kept.lock().unwrap();
+        kept.retain(|_, (_, until)| *until > now);
+        kept.get(name).map(|(s, _)| s.clone())
+    }
+
+    pub fn options(&self) -> &StoreOptions {
+        &self.options
+    }
+
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    pub fn status(&self) -> StoreStatus {
+        let snapshot = self.snapshot();
+        let compaction = self.compaction.lock().unwrap();
+        StoreStatus {
+            version: snapshot.version(),
+            snapshot: snapshot.name(),
+            delta_changes: snapshot.delta_changes(),
+            delta_runs: snapshot.delta_runs(),
+            delta_terms: snapshot.delta_terms(),
+            delta_bytes: snapshot.delta().runs.bytes() + snapshot.delta().vocab.shared().bytes(),
+            wal_bytes: self.wal.as_ref().map_or(0, Wal::bytes),
+            kept_snapshots: self.kept.lock().unwrap().len(),
+            compacting: compaction.running,
+            compactions: compaction.done,
+            last_compaction: compaction.last.clone(),
+            writable: self.writable(),
+        }
+    }
+}
+
+/// A snapshot of `base` alone, holding the updates up to `seq`.
+fn fresh(base: Arc<Index>, seq: u64) -> Snapshot {
+    let blank_nodes = base.meta().blank_nodes;
+    Snapshot::new(
+        base,
+        DeltaState::new(
+            seq,
+            Runs::default(),
+            VocabView::latest(Arc::new(DeltaVocab::default())),
+            blank_nodes,
+        ),
+    )
+}
+
+/// `snapshot` with one logged update applied.
+fn replay(snapshot: Snapshot, record: &wal::Record) -> Result<Snapshot> {
+    let changes = record::decode(&record.payload).map_err(|reason| IndexError::Corrupt {
+        path: snapshot.dir().join(layout::WAL_DIR),
+        reason: format!("log record {}: {reason}", record.seq),
+    })?;
+    let mut staged = Staged::new(snapshot);
+    for change in &changes {
+        staged.apply(change.quad.as_ref(), change.insert)?;
+    }
+    Ok(staged.committed(record.seq))
+}
