@@ -74,7 +74,7 @@ pub fn engine() -> &'static Engine {
                 memory_budget: Some(256 << 20),
                 ..EngineOptions::default()
             };
-            (dir, Engine::new(Arc::new(index), options))
+            (dir, Engine::of_index(Arc::new(index), options))
         })
         .1
 }

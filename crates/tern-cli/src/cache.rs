@@ -3,7 +3,6 @@
 
 use crate::size::parse_size;
 use clap::Args;
-use tern_index::Index;
 
 #[derive(Args, Clone, Copy)]
 pub struct CacheArgs {
@@ -21,7 +20,8 @@ pub struct CacheArgs {
 }
 
 impl CacheArgs {
-    pub fn apply(&self, index: &Index) {
-        index.set_cache_budget(self.vocab_cache as usize, self.block_cache as usize);
+    /// (vocabulary, permutations) cache bytes.
+    pub fn budget(&self) -> (usize, usize) {
+        (self.vocab_cache as usize, self.block_cache as usize)
     }
 }

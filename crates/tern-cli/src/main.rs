@@ -5,6 +5,7 @@ mod commands;
 mod duration;
 mod malloc;
 mod size;
+mod store;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -23,6 +23,12 @@ pub enum EngineError {
     StateGone,
     #[error("invalid saved query state: {0}")]
     BadState(String),
+    /// An update that cannot be applied as asked (nothing was changed).
+    #[error("{0}")]
+    Update(String),
+    /// Something the server's configuration does not allow.
+    #[error("{0}")]
+    Forbidden(String),
     #[error(transparent)]
     Index(#[from] IndexError),
 }

@@ -4,6 +4,8 @@
 //! The stages, each a folder, depend on each other one way (a folder uses
 //! only those listed after it):
 //!
+//! - `update`: SPARQL Update, each operation applied to one store
+//!   transaction (WHERE clauses evaluated by `run`);
 //! - `run`: starting queries ([`Engine`]), their result streams, CONSTRUCT
 //!   and DESCRIBE, suspending and resuming whole queries;
 //! - `plan`: algebra → operator tree (join order, cardinality, FILTER,
@@ -16,7 +18,7 @@
 //!   queries, continuation tokens);
 //! - `error`: [`EngineError`].
 //!
-//! Entry point: [`Engine::query`].
+//! Entry points: [`Engine::query`], [`Engine::update`].
 
 mod context;
 mod error;
@@ -25,6 +27,7 @@ mod expr;
 mod plan;
 mod run;
 mod suspend;
+mod update;
 
 // The public API: what `tern-server`, `tern-cli` and the tests use.
 pub use context::CancelFlag; // stops a running query from another thread
@@ -52,3 +55,4 @@ pub use suspend::Stash; // materialized state of suspended queries, by handle
 pub use suspend::StashUsage; // what a stash holds (for metrics)
 pub use suspend::TokenError; // why a continuation token was refused
 pub use suspend::TokenKey; // the key that signs continuation tokens
+pub use update::{parse as parse_update, LoadPolicy, UpdateReport, UpdateRequest}; // SPARQL Update

@@ -332,7 +332,7 @@ impl Data {
         )
         .unwrap();
         let index = Index::open(&target).unwrap();
-        Engine::new(
+        Engine::of_index(
             Arc::new(index),
             EngineOptions {
                 default_graph_is_union: false,

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// From the bottom up: each stage may use the ones before it.
-const LAYERS: &[&str] = &["error", "suspend", "context", "expr", "exec", "plan", "run"];
+const LAYERS: &[&str] = &[
+    "error", "suspend", "context", "expr", "exec", "plan", "run", "update",
+];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {

@@ -146,7 +146,7 @@ fn through_token(
     key: &TokenKey,
 ) -> (tern_engine::SavedQuery, usize) {
     let token = ContinuationToken {
-        index_id: engine.index().meta().index_id.clone(),
+        index_id: engine.snapshot().name(),
         stash_owner: 1,
         parked: None,
         issued_at_ms: 0,

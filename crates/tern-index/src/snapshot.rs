@@ -22,6 +22,12 @@ pub struct Snapshot {
     delta: Arc<DeltaState>,
 }
 
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Snapshot({})", self.name())
+    }
+}
+
 /// What a snapshot adds to its base.
 pub(crate) struct DeltaState {
     /// The number of the last update applied (0: none since the base).

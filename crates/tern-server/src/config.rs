@@ -53,6 +53,14 @@ pub struct ServerConfig {
     /// Most queries one client address may have in the server at once
     /// (running, waiting or parked); beyond, 503.
     pub max_per_client: usize,
+    /// The bearer token that updates must carry; `None`: updates are
+    /// refused (403), the server is read-only.
+    pub update_token: Option<String>,
+    /// Directories whose files LOAD may read.
+    pub load_dirs: Vec<std::path::PathBuf>,
+    /// Longest accepted update text, in bytes (413 beyond): an update is
+    /// parsed whole, so this bounds its memory.
+    pub max_update_bytes: usize,
 }
 
 impl Default for ServerConfig {
@@ -74,6 +82,9 @@ impl Default for ServerConfig {
             max_stalled: 256,
             stall_timeout: Duration::from_secs(60),
             max_per_client: 32,
+            update_token: None,
+            load_dirs: Vec::new(),
+            max_update_bytes: 64 << 20,
         }
     }
 }

@@ -37,6 +37,12 @@ pub enum RequestError {
     /// The client did not send its request body in time.
     #[error("{0}")]
     SlowClient(String),
+    /// An update without the server's write credential.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// Something the server's configuration does not allow.
+    #[error("{0}")]
+    Forbidden(String),
     #[error("internal error: {0}")]
     Internal(String),
 }
@@ -56,6 +62,8 @@ impl RequestError {
             RequestError::ResourceLimit(_) => StatusCode::INSUFFICIENT_STORAGE,
             RequestError::SlowClient(_) => StatusCode::REQUEST_TIMEOUT,
             RequestError::TooManyFromClient(_) => StatusCode::TOO_MANY_REQUESTS,
+            RequestError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            RequestError::Forbidden(_) => StatusCode::FORBIDDEN,
             RequestError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -87,6 +95,11 @@ impl From<EngineError> for RequestError {
             )),
             // Nobody is left to read a cancelled query's answer.
             EngineError::Cancelled => RequestError::BadRequest(e.to_string()),
+            EngineError::Update(msg) => RequestError::BadRequest(msg),
+            EngineError::Forbidden(msg) => RequestError::Forbidden(msg),
+            EngineError::Index(tern_index::IndexError::ReadOnly) => {
+                RequestError::Forbidden(e.to_string())
+            }
             other => RequestError::Internal(other.to_string()),
         }
     }
@@ -105,6 +118,12 @@ impl IntoResponse for RequestError {
             RequestError::Busy(_) | RequestError::TooManyFromClient(_)
         ) {
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        if let RequestError::Unauthorized(_) = self {
+            headers.insert(
+                header::WWW_AUTHENTICATE,
+                HeaderValue::from_static("Bearer realm=\"tern\""),
+            );
         }
         response
     }

@@ -31,6 +31,7 @@ mod protocol;
 mod scheduler;
 mod server;
 mod service;
+mod update;
 
 pub use config::{IdleHook, ServerConfig};
 pub use error::RequestError;
@@ -65,7 +66,7 @@ pub async fn serve(
         )),
         // Names this process in the tokens whose state it keeps.
         owner: rand::random(),
-        index_id: engine.index().meta().index_id.clone(),
+        store: engine.store().clone(),
         token_ttl: config.token_ttl,
     };
     let scheduler = scheduler::Scheduler::new(config.workers, config.max_queued, config.quantum);

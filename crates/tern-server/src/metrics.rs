@@ -39,6 +39,10 @@ struct Inner {
     suspend_us: Summary,
     resume_us: Summary,
     token_bytes: Summary,
+    updates: u64,
+    update_seconds: f64,
+    quads_inserted: u64,
+    quads_deleted: u64,
 }
 
 /// Count, sum and maximum of an observed quantity.
@@ -82,6 +86,8 @@ pub struct Gauges {
     pub query_memory: u64,
     /// Bytes of decoded vocabulary and permutation blocks cached.
     pub cache_bytes: (usize, usize),
+    /// Delta, log, snapshots and compactions of the store.
+    pub store: tern_index::store::StoreStatus,
 }
 
 /// One finished (or failed, or abandoned) query.
@@ -116,6 +122,15 @@ impl Metrics {
         m.rows += r.rows;
     }
 
+    /// An update was committed.
+    pub fn record_update(&self, took: Duration, report: &tern_engine::UpdateReport) {
+        let Ok(mut m) = self.inner.lock() else { return };
+        m.updates += 1;
+        m.update_seconds += took.as_secs_f64();
+        m.quads_inserted += report.inserted as u64;
+        m.quads_deleted += report.deleted as u64;
+    }
+
     /// A page of a paged query was sent.
     pub fn record_page(&self, page: &PageStats) {
         let Ok(mut m) = self.inner.lock() else { return };
@@ -148,9 +163,11 @@ impl Metrics {
             stall_drops,
             query_memory,
             cache_bytes,
+            store,
         } = gauges;
         let mut out = String::new();
         let Ok(m) = self.inner.lock() else { return out };
+        render_store(&mut out, &m, store);
         let _ = writeln!(out, "# HELP tern_queries_total Queries by outcome.");
         let _ = writeln!(out, "# TYPE tern_queries_total counter");
         for outcome in [
@@ -318,5 +335,106 @@ impl Metrics {
             cache_bytes.1
         );
         out
+    }
+}
+
+/// The update counters and the store's gauges.
+fn render_store(out: &mut String, m: &Inner, store: &tern_index::store::StoreStatus) {
+    let mut metric = |name: &str, kind: &str, help: &str, value: f64| {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+        let _ = writeln!(out, "{name} {value}");
+    };
+    metric(
+        "tern_updates_total",
+        "counter",
+        "Updates committed.",
+        m.updates as f64,
+    );
+    metric(
+        "tern_update_seconds_total",
+        "counter",
+        "Time from request to answer of committed updates.",
+        m.update_seconds,
+    );
+    metric(
+        "tern_quads_inserted_total",
+        "counter",
+        "Quads inserted by updates.",
+        m.quads_inserted as f64,
+    );
+    metric(
+        "tern_quads_deleted_total",
+        "counter",
+        "Quads deleted by updates.",
+        m.quads_deleted as f64,
+    );
+    metric(
+        "tern_store_version",
+        "gauge",
+        "Updates applied since the store was built.",
+        store.version as f64,
+    );
+    metric(
+        "tern_delta_quads",
+        "gauge",
+        "Inserted and deleted quads waiting for compaction.",
+        store.delta_changes as f64,
+    );
+    metric(
+        "tern_delta_runs",
+        "gauge",
+        "Sorted runs the delta is in.",
+        store.delta_runs as f64,
+    );
+    metric(
+        "tern_delta_terms",
+        "gauge",
+        "Terms added by updates since the base was built.",
+        store.delta_terms as f64,
+    );
+    metric(
+        "tern_delta_bytes",
+        "gauge",
+        "Memory the delta holds.",
+        store.delta_bytes as f64,
+    );
+    metric(
+        "tern_wal_bytes",
+        "gauge",
+        "Bytes in the write-ahead log.",
+        store.wal_bytes as f64,
+    );
+    metric(
+        "tern_snapshots_kept",
+        "gauge",
+        "Older snapshots kept for continuation tokens.",
+        store.kept_snapshots as f64,
+    );
+    metric(
+        "tern_compactions_total",
+        "counter",
+        "Compactions finished.",
+        store.compactions as f64,
+    );
+    metric(
+        "tern_compacting",
+        "gauge",
+        "A compaction is running.",
+        f64::from(u8::from(store.compacting)),
+    );
+    if let Some(last) = &store.last_compaction {
+        metric(
+            "tern_last_compaction_seconds",
+            "gauge",
+            "Duration of the last compaction.",
+            last.seconds,
+        );
+        metric(
+            "tern_last_compaction_quads",
+            "gauge",
+            "Quads the last compaction wrote.",
+            last.quads as f64,
+        );
     }
 }

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tern_engine::Stash;
 use tern_engine::{ContinuationToken, TokenKey};
 use tern_engine::{Engine, EngineError, Execution, QueryRequest, SavedQuery};
+use tern_index::Snapshot;
 
 /// A page's bytes beyond which it ends before its quantum does, so that a
 /// page of a fast query stays a reasonable response.
@@ -37,23 +38,20 @@ pub struct Paging {
     pub stash: Arc<Stash>,
     /// This process, as named in the tokens whose state it holds.
     pub owner: u64,
-    pub index_id: String,
+    /// Finds the snapshot a token names.
+    pub store: Arc<tern_index::Store>,
     /// Tokens older than this are refused (410), like their stashed state.
     pub token_ttl: Duration,
 }
 
 impl Paging {
-    /// Opens a token sent back by a client: 400 if it is not ours or not for
-    /// this index, 410 if it or its state has expired or lives elsewhere.
-    pub fn open(&self, text: &str) -> Result<ContinuationToken, RequestError> {
+    /// Opens a token sent back by a client, with the snapshot it names:
+    /// 400 if it is not ours or not for this store, 410 if it, its state
+    /// or its snapshot has expired or lives elsewhere.
+    pub fn open(&self, text: &str) -> Result<(ContinuationToken, Snapshot), RequestError> {
         let token = ContinuationToken::open(text, &self.key)
             .map_err(|e| RequestError::BadRequest(e.to_string()))?;
-        if token.index_id != self.index_id {
-            return Err(RequestError::BadRequest(format!(
-                "the continuation token was issued for index {}; this server serves index {}",
-                token.index_id, self.index_id
-            )));
-        }
+        let snapshot = self.snapshot_of(&token)?;
         let age = now_ms().saturating_sub(token.issued_at_ms);
         if age > self.token_ttl.as_millis() as u64 {
             return Err(RequestError::Gone(format!(
@@ -71,7 +69,34 @@ impl Paging {
                     .into(),
             ));
         }
-        Ok(token)
+        Ok((token, snapshot))
+    }
+
+    /// The snapshot a token names (its `index_id`: base build and update
+    /// number), if this server still serves it.
+    fn snapshot_of(&self, token: &ContinuationToken) -> Result<Snapshot, RequestError> {
+        if let Some(snapshot) = self.store.snapshot_named(&token.index_id) {
+            return Ok(snapshot);
+        }
+        let current = self.store.snapshot();
+        let base = token.index_id.split('@').next().unwrap_or_default();
+        if !self.store.knows_base(base) {
+            return Err(RequestError::BadRequest(format!(
+                "the continuation token was issued for data {}; this server serves {}",
+                token.index_id,
+                current.name()
+            )));
+        }
+        Err(RequestError::Gone(format!(
+            "the data changed since this continuation token was issued (it reads snapshot {}, \
+             the store is at {}) and that snapshot is no longer kept: snapshots named by \
+             tokens are kept for {} s after their last use (at most {} of them, and not across \
+             restarts); run the query again",
+            token.index_id,
+            current.name(),
+            self.store.options().token_ttl.as_secs(),
+            self.store.options().max_kept_snapshots
+        )))
     }
 
     /// The request a token resumes with.
@@ -255,8 +280,15 @@ impl PageRequest {
                 .as_ref()
                 .map(|g| g.iter().map(|n| n.as_str().to_owned()).collect())
         };
+        let snapshot = self
+            .request
+            .snapshot
+            .clone()
+            .unwrap_or_else(|| self.paging.store.snapshot());
+        // Kept as long as tokens for it may come back.
+        self.paging.store.keep(&snapshot);
         let token = ContinuationToken {
-            index_id: self.paging.index_id.clone(),
+            index_id: snapshot.name(),
             stash_owner: self.paging.owner,
             parked,
             issued_at_ms: now_ms(),

@@ -30,6 +30,13 @@ pub struct QueryParams {
     pub next: Option<String>,
     /// The base IRI a resumed query started with (from its token).
     pub base_iri: Option<String>,
+    /// The snapshot a resumed query reads (from its token).
+    pub snapshot: Option<tern_index::Snapshot>,
+    /// An update (`update=` or an `application/sparql-update` body).
+    pub update: Option<String>,
+    /// `using-graph-uri` and `using-named-graph-uri` of an update.
+    pub using_graphs: Vec<NamedNode>,
+    pub using_named_graphs: Vec<NamedNode>,
 }
 
 /// The name/value pairs of a query string or form body, percent-decoded.
@@ -78,10 +85,15 @@ fn add_pairs(params: &mut QueryParams, encoded: &[u8]) -> Result<(), RequestErro
                 params.query = Some(value);
             }
             "update" => {
-                return Err(RequestError::BadRequest(
-                    "this endpoint is read-only: SPARQL updates are not accepted".into(),
-                ))
+                if params.update.is_some() {
+                    return Err(RequestError::BadRequest(
+                        "more than one update parameter".into(),
+                    ));
+                }
+                params.update = Some(value);
             }
+            "using-graph-uri" => params.using_graphs.push(graph_iri(&value)?),
+            "using-named-graph-uri" => params.using_named_graphs.push(graph_iri(&value)?),
             "default-graph-uri" => params.default_graphs.push(graph_iri(&value)?),
             "named-graph-uri" => params.named_graphs.push(graph_iri(&value)?),
             // A `+` in a media type arrives as a space after form decoding.
@@ -182,15 +194,21 @@ pub fn parse_request(
                 })?;
                 params.query = Some(text.to_owned());
             }
-            Some((media, _)) if media == "application/sparql-update" => {
-                return Err(RequestError::BadRequest(
-                    "this endpoint is read-only: SPARQL updates are not accepted".into(),
-                ))
+            Some((media, utf8)) if media == "application/sparql-update" => {
+                if !utf8 {
+                    return Err(RequestError::UnsupportedMediaType(
+                        "application/sparql-update bodies must be UTF-8".into(),
+                    ));
+                }
+                let text = std::str::from_utf8(body).map_err(|e| {
+                    RequestError::BadRequest(format!("the update is not valid UTF-8: {e}"))
+                })?;
+                params.update = Some(text.to_owned());
             }
             Some((media, _)) => {
                 return Err(RequestError::UnsupportedMediaType(format!(
-                    "POST bodies must be application/x-www-form-urlencoded or \
-                     application/sparql-query, not {media}"
+                    "POST bodies must be application/x-www-form-urlencoded, \
+                     application/sparql-query or application/sparql-update, not {media}"
                 )))
             }
             None => {
@@ -205,6 +223,18 @@ pub fn parse_request(
             return Err(RequestError::MethodNotAllowed(format!(
                 "{method} is not a SPARQL query method (use GET or POST)"
             )))
+        }
+    }
+    if params.update.is_some() {
+        if params.query.is_some() {
+            return Err(RequestError::BadRequest(
+                "a request carries a query or an update, not both".into(),
+            ));
+        }
+        if *method != Method::POST {
+            return Err(RequestError::BadRequest(
+                "updates must be sent with POST (SPARQL 1.1 Protocol, 2.2)".into(),
+            ));
         }
     }
     if let Some(query) = &params.query {

@@ -165,17 +165,23 @@ async fn handle(
     received: Instant,
 ) -> Result<Response, RequestError> {
     let max = state.config.max_query_bytes;
+    // A server that takes updates reads longer bodies (checked again once
+    // it is known whether the body is a query or an update).
+    let body_max = match state.config.update_token {
+        Some(_) => max.max(state.config.max_update_bytes),
+        None => max,
+    };
     let body = if *method == Method::POST {
         // Form bodies percent-encode the query: allow for that, then check
         // the decoded query's length.
-        let limit = max.saturating_mul(3).saturating_add(64 << 10);
+        let limit = body_max.saturating_mul(3).saturating_add(64 << 10);
         let read = axum::body::to_bytes(body, limit);
         match tokio::time::timeout(state.config.body_timeout, read).await {
             Ok(Ok(bytes)) => bytes,
             Ok(Err(e)) if over_limit(&e) => {
                 return Err(RequestError::TooLarge {
-                    len: max.saturating_mul(3),
-                    max,
+                    len: body_max.saturating_mul(3),
+                    max: body_max,
                 })
             }
             Ok(Err(e)) => {
@@ -194,6 +200,10 @@ async fn handle(
         Default::default()
     };
     let mut params = parse_request(method, uri.query(), headers, &body, max)?;
+    if let Some(update) = params.update.take() {
+        let base_iri = endpoint_iri(headers, uri);
+        return crate::update::handle(state, headers, params, update, base_iri, received).await;
+    }
     let accept = header_str(headers, header::ACCEPT);
     // A paged request: one quantum of work, a page and a token.
     let quantum = params
@@ -210,13 +220,14 @@ async fn handle(
             ));
         }
         let opening = Instant::now();
-        let resumption = state.paging.open(&token)?;
+        let (resumption, snapshot) = state.paging.open(&token)?;
         let request = Paging::request_of(&resumption)?;
         let opened_in = opening.elapsed();
         params.query = Some(resumption.query.clone());
         params.default_graphs = request.default_graphs.unwrap_or_default();
         params.named_graphs = request.named_graphs.unwrap_or_default();
         params.base_iri = request.base_iri;
+        params.snapshot = Some(snapshot);
         resume = Some((resumption, opened_in));
     }
     let page = (quantum.is_some() || resume.is_some()).then(|| {
@@ -293,6 +304,8 @@ async fn run_query(
         memory_budget: None,
         cancel: cancel.clone(),
         profile: params.explain,
+        // Fixed now, so a page's token names the data the query reads.
+        snapshot: Some(params.snapshot.unwrap_or_else(|| state.engine.snapshot())),
     };
     let fault_after = params.fault_after.filter(|_| state.config.fault_injection);
     let page = page.filter(|_| !params.explain).map(|(quantum, resume)| {
@@ -531,7 +544,8 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         stalled: state.scheduler.stalled(),
         stall_drops: state.scheduler.stall_drops(),
         query_memory: state.engine.memory_in_use(),
-        cache_bytes: state.engine.index().cache_bytes(),
+        cache_bytes: state.engine.snapshot().base().cache_bytes(),
+        store: state.engine.store().status(),
     });
     let mut response = text.into_response();
     response.headers_mut().insert(

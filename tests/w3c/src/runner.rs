@@ -398,7 +398,7 @@ fn run_evaluation_test(test: &TestCase, settings: TestSettings) -> Result<(), St
     }
     let work = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
     let index = build_index(work.path(), &dataset)?;
-    let engine = Engine::new(
+    let engine = Engine::of_index(
         Arc::new(index),
         EngineOptions {
             default_graph_is_union: false,

@@ -21,10 +21,8 @@ use clap::Args;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tern_engine::{Engine, EngineError, EngineOptions, QueryOutcome};
-use tern_index::Index;
 
 #[derive(Args)]
 pub struct BenchQueriesArgs {
@@ -107,10 +105,9 @@ struct Outcome {
 }
 
 pub fn run(args: BenchQueriesArgs) -> Result<()> {
-    let index = Arc::new(Index::open(&args.index)?);
-    args.cache.apply(&index);
+    let store = crate::store::open_read_only(&args.index, Some(args.cache))?;
     let engine = Engine::new(
-        index,
+        store,
         EngineOptions {
             timeout: args.timeout,
             ..EngineOptions::default()

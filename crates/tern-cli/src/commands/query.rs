@@ -4,11 +4,9 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tern_engine::{Engine, EngineOptions, QueryOutcome, QueryRequest};
 use tern_export::{GraphFormat, SolutionsFormat};
-use tern_index::Index;
 
 #[derive(Args)]
 pub struct QueryArgs {
@@ -50,10 +48,9 @@ pub fn run(args: QueryArgs) -> Result<()> {
         }
         (None, None) => bail!("give a query, or --file FILE"),
     };
-    let index = Arc::new(Index::open(&args.index)?);
-    args.cache.apply(&index);
+    let store = crate::store::open_read_only(&args.index, Some(args.cache))?;
     let engine = Engine::new(
-        index,
+        store,
         EngineOptions {
             timeout: args.timeout,
             memory_budget: args.memory,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tern_engine::{Engine, EngineOptions};
-use tern_index::Index;
+use tern_index::{Store, StoreOptions};
 use tern_server::ServerConfig;
 
 #[derive(Args)]
@@ -81,6 +81,28 @@ pub struct ServeArgs {
     /// client has the proxy's address: raise it there.
     #[arg(long, default_value_t = 32)]
     max_per_client: usize,
+    /// File holding the bearer token that updates must carry (SPARQL Update
+    /// and the Graph Store Protocol). Default: the TERN_UPDATE_TOKEN
+    /// environment variable; without either the server is read-only.
+    #[arg(long)]
+    update_token: Option<PathBuf>,
+    /// Longest accepted update, in bytes (413 beyond).
+    #[arg(long, value_parser = parse_size, default_value = "64M")]
+    max_update_bytes: u64,
+    /// A directory whose files LOAD may read (repeat for more; none by default).
+    #[arg(long)]
+    load_dir: Vec<PathBuf>,
+    /// Start a background compaction when this many inserted or deleted quads
+    /// wait in the delta (0: never).
+    #[arg(long, default_value_t = 1_000_000)]
+    compact_after: usize,
+    /// Memory for a compaction's build, e.g. 1G.
+    #[arg(long, value_parser = parse_size, default_value = "1G")]
+    compaction_memory: u64,
+    /// Most older snapshots kept for continuation tokens of queries that
+    /// started before updates (each for --token-ttl after its last use).
+    #[arg(long, default_value_t = 256)]
+    kept_snapshots: usize,
     /// Testing only: honour the `tern-fault-after=N` parameter (fail after N rows).
     #[arg(long, hide = true)]
     inject_faults: bool,
@@ -94,12 +116,27 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .with_target(true)
         .with_ansi(false)
         .init();
-    let index =
-        Arc::new(Index::open(&args.index).with_context(|| format!("{}", args.index.display()))?);
-    args.cache.apply(&index);
+    let update_token = secret(
+        args.update_token.as_deref(),
+        "TERN_UPDATE_TOKEN",
+        "the update token",
+    )?
+    .map(|t| String::from_utf8(t).context("the update token must be text"))
+    .transpose()?;
+    let options = StoreOptions {
+        compact_after: args.compact_after,
+        compaction_memory: args.compaction_memory,
+        token_ttl: args.token_ttl,
+        max_kept_snapshots: args.kept_snapshots,
+        cache_budget: Some(args.cache.budget()),
+    };
+    // Writable only when updates are allowed: a read-only server leaves the
+    // log as it is (another process may be writing it).
+    let store = Store::open(&args.index, update_token.is_some(), options)
+        .with_context(|| format!("{}", args.index.display()))?;
     let timeout = (!args.timeout.is_zero()).then_some(args.timeout);
     let engine = Engine::new(
-        index,
+        store,
         EngineOptions {
             default_graph_is_union: true,
             timeout,
@@ -128,7 +165,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.max_per_client = args.max_per_client.max(1);
     config.body_timeout = args.body_timeout.max(Duration::from_millis(1));
     config.stash_bytes = args.stash_memory;
-    config.token_key = token_key(args.token_key.as_deref())?;
+    config.token_key = secret(args.token_key.as_deref(), "TERN_TOKEN_KEY", "the token key")?;
+    config.update_token = update_token;
+    config.max_update_bytes = usize::try_from(args.max_update_bytes).unwrap_or(usize::MAX);
+    config.load_dirs = args.load_dir.clone();
     if let Some(w) = args.workers {
         config.workers = w.max(1);
     }
@@ -156,17 +196,18 @@ pub fn run(args: ServeArgs) -> Result<()> {
     })
 }
 
-/// The token key: from a file, else from TERN_TOKEN_KEY, else none (random).
-fn token_key(file: Option<&std::path::Path>) -> Result<Option<Vec<u8>>> {
+/// A secret (at least 16 bytes): from a file, else from the environment
+/// variable `var`, else none.
+fn secret(file: Option<&std::path::Path>, var: &str, what: &str) -> Result<Option<Vec<u8>>> {
     let secret = match file {
         Some(path) => {
             let bytes = std::fs::read(path)
-                .with_context(|| format!("reading the token key {}", path.display()))?;
+                .with_context(|| format!("reading {what} {}", path.display()))?;
             // A trailing newline from `echo` or an editor is not part of it.
             let trimmed = bytes.trim_ascii_end().to_vec();
             Some(trimmed)
         }
-        None => std::env::var("TERN_TOKEN_KEY")
+        None => std::env::var(var)
             .ok()
             .filter(|k| !k.is_empty())
             .map(String::into_bytes),
@@ -174,7 +215,7 @@ fn token_key(file: Option<&std::path::Path>) -> Result<Option<Vec<u8>>> {
     if let Some(secret) = &secret {
         if secret.len() < 16 {
             anyhow::bail!(
-                "the token key has {} bytes; it needs at least 16 (e.g. `head -c 32 /dev/urandom | base64 > key`)",
+                "{what} has {} bytes; it needs at least 16 (e.g. `head -c 32 /dev/urandom | base64 > key`)",
                 secret.len()
             );
         }

@@ -1,7 +1,7 @@
 use anyhow::Result;
 use clap::Args;
 use std::path::PathBuf;
-use tern_index::{Id, Index};
+use tern_index::Id;
 
 #[derive(Args)]
 pub struct StatsArgs {
@@ -14,7 +14,9 @@ pub struct StatsArgs {
 }
 
 pub fn run(args: StatsArgs) -> Result<()> {
-    let index = Index::open(&args.index)?;
+    let store = crate::store::open_read_only(&args.index, None)?;
+    let index = store.snapshot();
+    let status = store.status();
     let meta = index.meta();
     let stats = index.stats();
     let ids: Vec<Id> = stats.predicates.iter().map(|p| Id(p.predicate)).collect();
@@ -47,6 +49,19 @@ pub fn run(args: StatsArgs) -> Result<()> {
         object.insert("distinct_objects".into(), stats.distinct_objects.into());
         object.insert("named_graphs".into(), stats.named_graphs.into());
         object.insert("predicates".into(), predicates.into());
+        object.insert(
+            "store".into(),
+            serde_json::json!({
+                "snapshot": status.snapshot,
+                "version": status.version,
+                "delta_quads": status.delta_changes,
+                "delta_runs": status.delta_runs,
+                "delta_terms": status.delta_terms,
+                "delta_bytes": status.delta_bytes,
+                "wal_bytes": status.wal_bytes,
+                "quads": stats.triples,
+            }),
+        );
         return emit(&(serde_json::to_string_pretty(&value)? + "\n"));
     }
     use std::fmt::Write;
@@ -78,6 +93,16 @@ pub fn run(args: StatsArgs) -> Result<()> {
         meta.bytes_per_triple
     )?;
     writeln!(out, "build time   {:.2}s", meta.total_seconds)?;
+    writeln!(
+        out,
+        "updates      {} since the base ({} quads now; delta {} quads in {} runs, {} new terms; log {} bytes)",
+        group(status.version),
+        group(stats.triples),
+        group(status.delta_changes as u64),
+        status.delta_runs,
+        group(status.delta_terms),
+        group(status.wal_bytes)
+    )?;
     writeln!(out)?;
     writeln!(
         out,

@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tern_index::{Id, Index, Tag};
+use tern_index::{Id, Snapshot, Tag};
 
 /// Terms made during a query (BIND, CONCAT, VALUES with unknown terms…).
 #[derive(Default)]
@@ -42,7 +42,8 @@ fn timeout_nanos(timeout: Option<Duration>) -> u64 {
 }
 
 pub struct QueryContext {
-    pub index: Arc<Index>,
+    /// The data the query reads, for its whole life.
+    pub index: Snapshot,
     local: Mutex<LocalVocab>,
     pub default_graph: GraphSet,
     pub named_graphs: GraphSet,
@@ -67,7 +68,7 @@ pub struct QueryContext {
 
 impl QueryContext {
     pub fn new(
-        index: Arc<Index>,
+        index: Snapshot,
         default_graph: GraphSet,
         named_graphs: GraphSet,
         limits: Limits,

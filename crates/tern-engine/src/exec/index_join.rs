@@ -22,7 +22,7 @@ use oxrdf::Variable;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use tern_index::permutation::Lookup;
+use tern_index::MergedLookup;
 use tern_index::{Id, Index};
 
 pub struct IndexJoin {
@@ -49,7 +49,7 @@ pub struct IndexJoin {
     sources: Sources,
     /// One per permutation the lookups use, each holding the block it read
     /// last.
-    readers: [Option<Lookup>; 6],
+    readers: [Option<MergedLookup>; 6],
     lookups: Arc<AtomicU64>,
     /// Rows a batch it hands out holds at most: fewer when only the first
     /// rows will be read (a LIMIT above), so it stops looking up early.

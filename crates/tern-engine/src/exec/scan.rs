@@ -12,8 +12,8 @@ use oxrdf::Variable;
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use tern_index::permutation::ScanIter;
 use tern_index::Id;
+use tern_index::MergedScan;
 
 /// One position of a triple pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -38,7 +38,7 @@ pub struct Scan {
     ctx: Arc<QueryContext>,
     variables: Vec<Variable>,
     pattern: PatternRows,
-    iter: ScanIter,
+    iter: MergedScan,
     /// The triple of the last row emitted, to merge graphs of a default graph
     /// that spans several graphs.
     last_triple: Option<[u64; 3]>,

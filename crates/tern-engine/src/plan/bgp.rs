@@ -242,7 +242,18 @@ impl Planner {
                 Literals::OfVocabulary => Bound::Excluded(Id::new(Tag::LocalVocab, 0)),
             },
         };
-        Ok(index.count(Permutation::Pos, &[predicate], literals)?)
+        let mut count = index.count(Permutation::Pos, &[predicate], literals)?;
+        if index.delta_terms() > 0 {
+            // Terms that updates brought are not in term order: count
+            // them all (IRIs too; more is the safe side here).
+            let (first, last) = Id::tag_range(Tag::DeltaVocab);
+            let delta = ScanRange {
+                start: Bound::Included(first),
+                end: Bound::Included(last),
+            };
+            count += index.count(Permutation::Pos, &[predicate], delta)?;
+        }
+        Ok(count)
     }
 
     /// Distinct values per variable of a pattern: from the predicate's
@@ -255,8 +266,9 @@ impl Planner {
     ) -> PatternEstimate {
         let terms = &pattern.terms;
         let rows = rows as f64;
+        let all_stats = self.ctx.index.stats();
         let stats = match terms[1] {
-            PatternTerm::Constant(p) => self.ctx.index.stats().predicate(p.0),
+            PatternTerm::Constant(p) => all_stats.predicate(p.0),
             PatternTerm::Variable(_) => None,
         };
         let only_predicate_constant = matches!(

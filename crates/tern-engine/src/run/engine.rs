@@ -15,7 +15,7 @@ use spargebra::algebra::QueryDataset;
 use spargebra::Query;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tern_index::{Id, Index};
+use tern_index::{Id, Index, Snapshot, Store};
 
 #[derive(Debug, Clone)]
 pub struct EngineOptions {
@@ -67,6 +67,9 @@ pub struct QueryRequest {
     /// every operator decodes the plan's constants: a third of the time to
     /// plan a small query, which a resumed page pays again.
     pub profile: bool,
+    /// The data to read (a continuation token's snapshot, or an update's
+    /// state so far); `None`: the store's latest.
+    pub snapshot: Option<Snapshot>,
 }
 
 /// How long the steps before execution took.
@@ -84,19 +87,19 @@ pub struct Execution {
     pub profile: Profile,
 }
 
-/// Runs SPARQL queries against one index. Cheap to clone.
+/// Runs SPARQL queries and updates against one store. Cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
-    index: Arc<Index>,
+    store: Arc<Store>,
     options: EngineOptions,
     parsed: Arc<ParsedQueries>,
     memory: Arc<SharedMemory>,
 }
 
 impl Engine {
-    pub fn new(index: Arc<Index>, options: EngineOptions) -> Engine {
+    pub fn new(store: Arc<Store>, options: EngineOptions) -> Engine {
         Engine {
-            index,
+            store,
             memory: Arc::new(SharedMemory::new(options.server_memory_budget)),
             options,
             parsed: Arc::default(),
@@ -109,8 +112,18 @@ impl Engine {
         self.memory.used()
     }
 
-    pub fn index(&self) -> &Arc<Index> {
-        &self.index
+    /// An engine over an index alone: its updates live in memory.
+    pub fn of_index(index: Arc<Index>, options: EngineOptions) -> Engine {
+        Engine::new(Store::in_memory(index), options)
+    }
+
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// The data new queries read now.
+    pub fn snapshot(&self) -> Snapshot {
+        self.store.snapshot()
     }
 
     /// Parses, plans and starts a query. `base_iri` resolves relative IRIs.
@@ -182,6 +195,17 @@ impl Engine {
     ) -> Result<Execution, EngineError> {
         let started = Instant::now();
         let query = self.parsed.parse(query, request.base_iri.as_deref())?;
+        self.start_parsed(query, started, request, resume)
+    }
+
+    /// Plans and starts a parsed query; `started` is when parsing began.
+    pub(crate) fn start_parsed(
+        &self,
+        query: Arc<Query>,
+        started: Instant,
+        request: &QueryRequest,
+        resume: Option<(&SavedQuery, &Stash)>,
+    ) -> Result<Execution, EngineError> {
         let parsed = Instant::now();
         let (dataset, base_iri, pattern) = match &*query {
             Query::Select {
@@ -285,10 +309,14 @@ impl Engine {
         request: &QueryRequest,
         now: Option<oxsdatatypes::DateTime>,
     ) -> Result<Arc<QueryContext>, EngineError> {
+        let snapshot = request
+            .snapshot
+            .clone()
+            .unwrap_or_else(|| self.store.snapshot());
         let ids = |graphs: &[NamedNode]| -> Result<Vec<Id>, EngineError> {
             let mut ids = Vec::new();
             for g in graphs {
-                if let Some(id) = self.index.id_of(g.as_ref().into())? {
+                if let Some(id) = snapshot.id_of(g.as_ref().into())? {
                     ids.push(id);
                 }
             }
@@ -316,7 +344,7 @@ impl Engine {
             ),
         };
         Ok(Arc::new(QueryContext::new(
-            self.index.clone(),
+            snapshot,
             default_graph,
             named_graphs,
             Limits {

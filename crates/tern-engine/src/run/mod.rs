@@ -11,9 +11,9 @@
 mod construct;
 mod describe;
 mod engine;
-mod guard;
+pub(crate) mod guard;
 mod parsed;
-mod results;
+pub(crate) mod results;
 mod retire;
 mod row_batch;
 mod solution_stream;

@@ -25,7 +25,7 @@ pub fn engine_over(
     )
     .unwrap();
     let index = Arc::new(Index::open(&target).unwrap());
-    (tmp, Engine::new(index, options))
+    (tmp, Engine::of_index(index, options))
 }
 
 /// The plan of a query, as `--explain` prints it.

@@ -21,7 +21,7 @@ use crate::error::{IndexError, IoContext, Result};
 use crate::index::ScanRange;
 use crate::permutation::Permutation;
 use crate::snapshot::Snapshot;
-use crate::{Id, Index};
+use crate::Id;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -32,6 +32,9 @@ pub(crate) struct State {
     pub running: bool,
     pub done: u64,
     pub last: Option<CompactionReport>,
+    /// Builds of the bases compactions replaced (to tell a token of an
+    /// older snapshot from one of another store).
+    pub earlier_bases: Vec<String>,
 }
 
 /// What a compaction did.
@@ -128,7 +131,7 @@ impl Store {
         builder::build(&target, &[input], &options).map_err(|e| build_failed(&target, e))?;
         wal::sync_dir(&dir.join(layout::BASES_DIR))?;
         let built = Instant::now();
-        let base = Arc::new(Index::open(&target)?);
+        let base = Arc::new(super::open_base(&target, &self.options)?);
 
         let swap_started = Instant::now();
         let mut head = self.head.lock().unwrap();
@@ -147,9 +150,11 @@ impl Store {
             seq: snapshot.version(),
         };
         layout.write(dir)?;
+        let replaced = head.snapshot.meta().index_id.clone();
         head.snapshot = next.clone();
         *self.visible.write().unwrap() = next;
         drop(head);
+        self.compaction.lock().unwrap().earlier_bases.push(replaced);
         let swap_seconds = swap_started.elapsed().as_secs_f64();
 
         wal.remove_before(snapshot.version() + 1)?;

@@ -49,6 +49,9 @@ pub struct StoreOptions {
     pub token_ttl: Duration,
     /// At most this many such snapshots are kept (the oldest go first).
     pub max_kept_snapshots: usize,
+    /// Cache budgets (vocabulary, permutations) of every base opened,
+    /// compacted ones included; `None`: the index's defaults.
+    pub cache_budget: Option<(usize, usize)>,
 }
 
 impl Default for StoreOptions {
@@ -58,6 +61,7 @@ impl Default for StoreOptions {
             compaction_memory: 1 << 30,
             token_ttl: Duration::from_secs(3600),
             max_kept_snapshots: 256,
+            cache_budget: None,
         }
     }
 }
@@ -114,7 +118,7 @@ impl Store {
         if writable {
             layout.remove_leftovers(dir)?;
         }
-        let base = Arc::new(Index::open(layout.base_dir(dir))?);
+        let base = Arc::new(open_base(&layout.base_dir(dir), &options)?);
         let (wal, records) = if writable {
             let (wal, records) = Wal::open(&dir.join(layout::WAL_DIR))?;
             (Some(wal), records)
@@ -276,6 +280,19 @@ impl Store {
         kept.get(name).map(|(s, _)| s.clone())
     }
 
+    /// Whether `index_id` is the build of this store's base, or of a base
+    /// it had before a compaction (in this process).
+    pub fn knows_base(&self, index_id: &str) -> bool {
+        self.snapshot().meta().index_id == index_id
+            || self
+                .compaction
+                .lock()
+                .unwrap()
+                .earlier_bases
+                .iter()
+                .any(|b| b == index_id)
+    }
+
     pub fn options(&self) -> &StoreOptions {
         &self.options
     }
@@ -294,7 +311,10 @@ impl Store {
             delta_runs: snapshot.delta_runs(),
             delta_terms: snapshot.delta_terms(),
             delta_bytes: snapshot.delta().runs.bytes() + snapshot.delta().vocab.shared().bytes(),
-            wal_bytes: self.wal.as_ref().map_or(0, Wal::bytes),
+            wal_bytes: self
+                .dir
+                .as_ref()
+                .map_or(0, |d| wal::bytes_in(&d.join(layout::WAL_DIR))),
             kept_snapshots: self.kept.lock().unwrap().len(),
             compacting: compaction.running,
             compactions: compaction.done,
@@ -302,6 +322,15 @@ impl Store {
             writable: self.writable(),
         }
     }
+}
+
+/// Opens a base index with the store's cache budgets.
+fn open_base(dir: &Path, options: &StoreOptions) -> Result<Index> {
+    let index = Index::open(dir)?;
+    if let Some((vocabulary, permutations)) = options.cache_budget {
+        index.set_cache_budget(vocabulary, permutations);
+    }
+    Ok(index)
 }
 
 /// A snapshot of `base` alone, holding the updates up to `seq`.

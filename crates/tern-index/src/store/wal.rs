@@ -201,16 +201,6 @@ impl Wal {
         self.segment.lock().unwrap().written
     }
 
-    /// Bytes in the log's files.
-    pub fn bytes(&self) -> u64 {
-        segments(&self.dir)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|(_, p)| std::fs::metadata(p).ok())
-            .map(|m| m.len())
-            .sum()
-    }
-
     fn failed(&self, reason: &str) -> IndexError {
         IndexError::Io {
             path: self.dir.clone(),
@@ -220,6 +210,16 @@ impl Wal {
             )),
         }
     }
+}
+
+/// Bytes in the log's files in `dir`.
+pub fn bytes_in(dir: &Path) -> u64 {
+    segments(dir)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|(_, p)| std::fs::metadata(p).ok())
+        .map(|m| m.len())
+        .sum()
 }
 
 /// The records of the log in `dir` as they are (nothing is cut off or

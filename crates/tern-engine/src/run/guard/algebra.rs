@@ -6,7 +6,7 @@ use crate::EngineError;
 use spargebra::algebra::{
     AggregateExpression, Expression, GraphPattern, OrderExpression, PropertyPathExpression,
 };
-use spargebra::Query;
+use spargebra::{GraphUpdateOperation, Query, Update};
 
 /// A node of a query's algebra, for walking it without recursion.
 enum Node<'a> {
@@ -27,8 +27,13 @@ fn pattern_of(query: &Query) -> &GraphPattern {
 
 /// The number of levels of the query's algebra.
 pub fn algebra_depth(query: &Query) -> usize {
+    pattern_depth(pattern_of(query))
+}
+
+/// The number of levels of a graph pattern.
+pub fn pattern_depth(pattern: &GraphPattern) -> usize {
     let mut deepest = 0;
-    let mut stack = vec![(Node::Pattern(pattern_of(query)), 1usize)];
+    let mut stack = vec![(Node::Pattern(pattern), 1usize)];
     while let Some((node, depth)) = stack.pop() {
         deepest = deepest.max(depth);
         let below = depth + 1;
@@ -161,9 +166,39 @@ pub fn check_algebra(query: Query) -> Result<Query, EngineError> {
         return Ok(query);
     }
     dismantle(query);
-    Err(EngineError::TooComplex(format!(
+    Err(too_deep(depth))
+}
+
+/// The same check for the WHERE clauses of an update.
+pub fn check_update(mut update: Update) -> Result<Update, EngineError> {
+    let deepest = update
+        .operations
+        .iter()
+        .map(|op| match op {
+            GraphUpdateOperation::DeleteInsert { pattern, .. } => pattern_depth(pattern),
+            _ => 0,
+        })
+        .max()
+        .unwrap_or(0);
+    if deepest <= MAX_ALGEBRA_DEPTH {
+        return Ok(update);
+    }
+    for op in update.operations.drain(..) {
+        if let GraphUpdateOperation::DeleteInsert { pattern, .. } = op {
+            dismantle(Query::Select {
+                dataset: None,
+                pattern: *pattern,
+                base_iri: None,
+            });
+        }
+    }
+    Err(too_deep(deepest))
+}
+
+fn too_deep(depth: usize) -> EngineError {
+    EngineError::TooComplex(format!(
         "the query's algebra is {depth} levels deep; the limit is {MAX_ALGEBRA_DEPTH} \
          (long chains of UNION, OPTIONAL, FILTER or operators each add a level: \
          VALUES or IN lists do not)"
-    )))
+    ))
 }

@@ -19,7 +19,7 @@ mod algebra;
 mod dismantle;
 mod text;
 
-pub use algebra::check_algebra;
+pub use algebra::{check_algebra, check_update};
 pub use text::check_text;
 
 #[cfg(test)]

@@ -1,0 +1,140 @@
+//! The SPARQL 1.1 Protocol's update operation: POST with `update=` or an
+//! `application/sparql-update` body. Updates need the server's write
+//! credential (`Authorization: Bearer …`); each runs on a thread of its own
+//! (the store lets one writer at a time in, and queries go on meanwhile)
+//! and is answered once it is durable.
+
+use crate::error::RequestError;
+use crate::protocol::QueryParams;
+use crate::server::AppState;
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+use std::time::Instant;
+use tern_engine::{CancelFlag, UpdateReport, UpdateRequest, QUERY_STACK_BYTES};
+use tokio::sync::oneshot;
+
+/// Refuses a request without the write credential: 403 when the server
+/// takes no updates at all, 401 without credentials, 403 with wrong ones.
+pub fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), RequestError> {
+    let Some(expected) = &state.config.update_token else {
+        return Err(RequestError::Forbidden(
+            "this server is read-only: start it with --update-token FILE (or \
+             TERN_UPDATE_TOKEN) to accept updates"
+                .into(),
+        ));
+    };
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    match given {
+        None => Err(RequestError::Unauthorized(
+            "updates need the server's write credential: send Authorization: Bearer TOKEN".into(),
+        )),
+        Some(given) if constant_time_eq(given.trim().as_bytes(), expected.as_bytes()) => Ok(()),
+        Some(_) => Err(RequestError::Forbidden(
+            "the write credential is not this server's".into(),
+        )),
+    }
+}
+
+/// Compares without stopping at the first difference (no timing hint).
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+pub async fn handle(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+    params: QueryParams,
+    text: String,
+    base_iri: String,
+    received: Instant,
+) -> Result<Response, RequestError> {
+    authorize(state, headers)?;
+    if text.len() > state.config.max_update_bytes {
+        return Err(RequestError::TooLarge {
+            len: text.len(),
+            max: state.config.max_update_bytes,
+        });
+    }
+    let cancel = CancelFlag::default();
+    let _cancel_on_drop = CancelOnDrop(cancel.clone());
+    let request = UpdateRequest {
+        base_iri: Some(base_iri),
+        using_graphs: (!params.using_graphs.is_empty()).then_some(params.using_graphs),
+        using_named_graphs: (!params.using_named_graphs.is_empty())
+            .then_some(params.using_named_graphs),
+        timeout: params.timeout.or(state.config.timeout),
+        cancel,
+        load: tern_engine::LoadPolicy {
+            allowed_dirs: state.config.load_dirs.clone(),
+        },
+    };
+    let report = run(state, text, request).await?;
+    let took = received.elapsed();
+    state.metrics.record_update(took, &report);
+    tracing::info!(
+        target: "tern::access",
+        method = "POST",
+        status = 200,
+        outcome = "update",
+        total_ms = took.as_secs_f64() * 1e3,
+        version = report.version,
+        inserted = report.inserted,
+        deleted = report.deleted,
+        "update"
+    );
+    let body = format!(
+        "{{\"version\":{},\"operations\":{},\"inserted\":{},\"deleted\":{},\"ms\":{:.3}}}\n",
+        report.version,
+        report.operations,
+        report.inserted,
+        report.deleted,
+        took.as_secs_f64() * 1e3
+    );
+    let mut response = (StatusCode::OK, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(response)
+}
+
+/// Runs an update on a thread with a query thread's stack (its WHERE
+/// clauses are queries).
+pub async fn run(
+    state: &Arc<AppState>,
+    text: String,
+    request: UpdateRequest,
+) -> Result<UpdateReport, RequestError> {
+    let engine = state.engine.clone();
+    let (done, result) = oneshot::channel();
+    std::thread::Builder::new()
+        .name("tern-update".into())
+        .stack_size(QUERY_STACK_BYTES)
+        .spawn(move || {
+            let _ = done.send(engine.update(&text, &request));
+        })
+        .map_err(|e| RequestError::Internal(format!("cannot start the update: {e}")))?;
+    let report = result
+        .await
+        .map_err(|_| RequestError::Internal("the update thread ended without an answer".into()))?;
+    report.map_err(|e| match e {
+        tern_engine::EngineError::Parse(msg) => {
+            RequestError::BadRequest(format!("update syntax error: {msg}"))
+        }
+        other => other.into(),
+    })
+}
+
+/// Cancels the update's WHERE evaluation if the client goes away first
+/// (the update then changes nothing).
+struct CancelOnDrop(CancelFlag);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
