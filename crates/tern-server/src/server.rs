@@ -41,6 +41,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/sparql", any(sparql))
         .route("/sparql/", any(sparql))
         .route("/metrics", get(metrics))
+        .route("/compact", axum::routing::post(compact))
         .route("/", get(page))
         .with_state(state)
 }
@@ -553,6 +554,13 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
     );
     response
+}
+
+async fn compact(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    cors(match crate::update::compact(state, headers).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    })
 }
 
 async fn page() -> Response {

@@ -138,3 +138,34 @@ impl Drop for CancelOnDrop {
         self.0.cancel();
     }
 }
+
+/// `POST /compact`: compacts the store now (write credential needed) and
+/// answers when the new base is in use, with what the compaction did.
+pub async fn compact(state: Arc<AppState>, headers: HeaderMap) -> Result<Response, RequestError> {
+    authorize(&state, &headers)?;
+    let store = state.engine.store().clone();
+    let (done, result) = oneshot::channel();
+    std::thread::Builder::new()
+        .name("tern-compaction".into())
+        .spawn(move || {
+            let _ = done.send(store.compact());
+        })
+        .map_err(|e| RequestError::Internal(format!("cannot start the compaction: {e}")))?;
+    let report = result
+        .await
+        .map_err(|_| RequestError::Internal("the compaction ended without an answer".into()))?
+        .map_err(|e| RequestError::Internal(format!("compaction failed: {e}")))?;
+    let body = match report {
+        None => "{\"compacted\":false,\"reason\":\"nothing to compact, or a compaction is running\"}\n".to_owned(),
+        Some(r) => format!(
+            "{{\"compacted\":true,\"version\":{},\"quads\":{},\"delta_changes\":{},\"replayed\":{},\"seconds\":{:.3},\"swap_seconds\":{:.4}}}\n",
+            r.version, r.quads, r.delta_changes, r.replayed, r.seconds, r.swap_seconds
+        ),
+    };
+    let mut response = (StatusCode::OK, body).into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    Ok(response)
+}

@@ -1,6 +1,6 @@
 //! The W3C SPARQL test-suite runner for Tern: reads the suites' manifests, loads
-//! each test's dataset into a fresh index, runs the query on the engine and
-//! compares with the expected result. Used by `tests/suite.rs`.
+//! each test's dataset into a fresh index, runs the query (or the update) on
+//! the engine and compares with the expected result (or store). Used by `tests/suite.rs`.
 
 pub mod check;
 pub mod compare;
@@ -9,3 +9,4 @@ pub mod manifest;
 pub mod report;
 pub mod results;
 pub mod runner;
+pub mod update;

@@ -22,6 +22,9 @@ pub enum TestKind {
     QueryEvaluation,
     PositiveSyntax,
     NegativeSyntax,
+    UpdateEvaluation,
+    PositiveUpdateSyntax,
+    NegativeUpdateSyntax,
     CsvResultFormat,
     /// Any other type (update, protocol, service description...), by IRI.
     Other(String),
@@ -35,6 +38,12 @@ pub struct TestCase {
     pub name: Option<String>,
     /// The query file (for syntax tests: the action itself).
     pub query: Option<String>,
+    /// `ut:request`: the update file of an update evaluation test.
+    pub update: Option<String>,
+    /// The expected store after an update: `ut:data` of `mf:result`…
+    pub result_data: Vec<String>,
+    /// …and its `ut:graphData` as (graph name, file).
+    pub result_graph_data: Vec<(String, String)>,
     /// `qt:data`: loaded into the default graph.
     pub data: Vec<String>,
     /// `qt:graphData`: (graph name, file) pairs.
@@ -81,6 +90,9 @@ impl TestCase {
         let files = self
             .query
             .iter()
+            .chain(&self.update)
+            .chain(&self.result_data)
+            .chain(self.result_graph_data.iter().map(|(_, f)| f))
             .chain(&self.data)
             .chain(self.graph_data.iter().map(|(_, f)| f))
             .chain(&self.result);
@@ -260,6 +272,9 @@ fn read_test(graph: &Graph, node: TermRef<'_>) -> Option<TestCase> {
                 "QueryEvaluationTest" => TestKind::QueryEvaluation,
                 "PositiveSyntaxTest" | "PositiveSyntaxTest11" => TestKind::PositiveSyntax,
                 "NegativeSyntaxTest" | "NegativeSyntaxTest11" => TestKind::NegativeSyntax,
+                "UpdateEvaluationTest" => TestKind::UpdateEvaluation,
+                "PositiveUpdateSyntaxTest11" => TestKind::PositiveUpdateSyntax,
+                "NegativeUpdateSyntaxTest11" => TestKind::NegativeUpdateSyntax,
                 "CSVResultFormatTest" => TestKind::CsvResultFormat,
                 _ => return None,
             })
@@ -274,6 +289,9 @@ fn read_test(graph: &Graph, node: TermRef<'_>) -> Option<TestCase> {
         kind,
         name,
         query: None,
+        update: None,
+        result_data: Vec::new(),
+        result_graph_data: Vec::new(),
         data: Vec::new(),
         graph_data: Vec::new(),
         result: get(&nn(MF, "result")).and_then(iri_of),
@@ -293,6 +311,17 @@ fn read_test(graph: &Graph, node: TermRef<'_>) -> Option<TestCase> {
         Some(action @ TermRef::BlankNode(_)) => read_action(graph, action, &mut test),
         _ => {}
     }
+    if let Some(result @ TermRef::BlankNode(_)) = get(&nn(MF, "result")) {
+        // An update test's expected store: [ ut:data <f> ; ut:graphData [...] ].
+        let mut expected = TestCase {
+            data: Vec::new(),
+            graph_data: Vec::new(),
+            ..test.clone()
+        };
+        read_action(graph, result, &mut expected);
+        test.result_data = expected.data;
+        test.result_graph_data = expected.graph_data;
+    }
     Some(test)
 }
 
@@ -309,8 +338,16 @@ fn read_action(graph: &Graph, action: TermRef<'_>, test: &mut TestCase) {
             .collect()
     };
     test.query = objects(QT, "query").into_iter().find_map(iri_of);
-    test.data = objects(QT, "data").into_iter().filter_map(iri_of).collect();
-    for g in objects(QT, "graphData") {
+    test.update = objects(UT, "request").into_iter().find_map(iri_of);
+    test.data = objects(QT, "data")
+        .into_iter()
+        .chain(objects(UT, "data"))
+        .filter_map(iri_of)
+        .collect();
+    for g in objects(QT, "graphData")
+        .into_iter()
+        .chain(objects(UT, "graphData"))
+    {
         match g {
             TermRef::NamedNode(n) => test
                 .graph_data

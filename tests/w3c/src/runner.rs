@@ -36,6 +36,7 @@ pub fn suites(root: &Path) -> Vec<Suite> {
         ("sparql10-evaluation", "sparql10/manifest-evaluation.ttl"),
         ("sparql10-syntax", "sparql10/manifest-syntax.ttl"),
         ("sparql11-query", "sparql11/manifest-sparql11-query.ttl"),
+        ("sparql11-update", "sparql11/manifest-sparql11-update.ttl"),
     ]
     .into_iter()
     .map(|(name, file)| Suite {
@@ -243,6 +244,10 @@ pub fn run_test(test: &TestCase, settings: TestSettings) -> Outcome {
     let result = match &test.kind {
         TestKind::PositiveSyntax | TestKind::NegativeSyntax => run_syntax_test(test),
         TestKind::QueryEvaluation => run_evaluation_test(test, settings),
+        TestKind::UpdateEvaluation => crate::update::run_update_test(test, settings.timeout),
+        TestKind::PositiveUpdateSyntax | TestKind::NegativeUpdateSyntax => {
+            crate::update::run_update_syntax_test(test)
+        }
         TestKind::CsvResultFormat => return Outcome::Skip("CSV result format"),
         TestKind::Other(_) => return Outcome::Skip("unknown test type"),
     };

@@ -11,7 +11,7 @@ use super::UpdateRequest;
 use crate::run::{Engine, QueryOutcome, QueryRequest};
 use crate::EngineError;
 use oxiri::Iri;
-use oxrdf::{BlankNode, Quad, Term, Variable};
+use oxrdf::{BlankNode, NamedNode, Quad, Term, Variable};
 use rustc_hash::FxHashMap;
 use spargebra::algebra::{GraphPattern, QueryDataset};
 use spargebra::term::{
@@ -38,6 +38,24 @@ pub fn delete_insert(
     modify: Modify<'_>,
     request: &UpdateRequest,
 ) -> Result<(), EngineError> {
+    let snapshot = tx.snapshot();
+    let (default_graphs, named_graphs) = match (&request.using_graphs, modify.using) {
+        // The protocol's using-graph-uri replaces USING and WITH.
+        (Some(using), _) => (
+            Some(using.clone()),
+            Some(request.using_named_graphs.clone().unwrap_or_default()),
+        ),
+        // WITH (a dataset without named part): it names the default graph;
+        // the named graphs stay the store's.
+        (
+            None,
+            Some(QueryDataset {
+                default,
+                named: None,
+            }),
+        ) => (Some(default.clone()), Some(named_graph_iris(&snapshot)?)),
+        _ => (None, None),
+    };
     let query = Query::Select {
         dataset: modify.using.cloned(),
         pattern: modify.pattern.clone(),
@@ -45,14 +63,11 @@ pub fn delete_insert(
     };
     let query_request = QueryRequest {
         base_iri: request.base_iri.clone(),
-        default_graphs: request.using_graphs.clone(),
-        named_graphs: request
-            .using_named_graphs
-            .clone()
-            .or_else(|| request.using_graphs.as_ref().map(|_| Vec::new())),
+        default_graphs,
+        named_graphs,
         timeout: request.timeout,
         cancel: request.cancel.clone(),
-        snapshot: Some(tx.snapshot()),
+        snapshot: Some(snapshot),
         ..QueryRequest::default()
     };
     let execution = engine.start_parsed(Arc::new(query), Instant::now(), &query_request, None)?;
@@ -92,6 +107,19 @@ pub fn delete_insert(
         tx.insert(quad.as_ref())?;
     }
     Ok(())
+}
+
+/// The IRIs of the snapshot's named graphs.
+fn named_graph_iris(snapshot: &tern_index::Snapshot) -> Result<Vec<NamedNode>, EngineError> {
+    let ids = snapshot.named_graphs()?;
+    Ok(snapshot
+        .terms_of(&ids)?
+        .into_iter()
+        .filter_map(|t| match t {
+            Some(Term::NamedNode(n)) => Some(n),
+            _ => None,
+        })
+        .collect())
 }
 
 fn ground_quad(
