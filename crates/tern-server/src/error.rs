@@ -37,6 +37,8 @@ pub enum RequestError {
     /// The client did not send its request body in time.
     #[error("{0}")]
     SlowClient(String),
+    #[error("{0}")]
+    NotFound(String),
     /// An update without the server's write credential.
     #[error("{0}")]
     Unauthorized(String),
@@ -62,6 +64,7 @@ impl RequestError {
             RequestError::ResourceLimit(_) => StatusCode::INSUFFICIENT_STORAGE,
             RequestError::SlowClient(_) => StatusCode::REQUEST_TIMEOUT,
             RequestError::TooManyFromClient(_) => StatusCode::TOO_MANY_REQUESTS,
+            RequestError::NotFound(_) => StatusCode::NOT_FOUND,
             RequestError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             RequestError::Forbidden(_) => StatusCode::FORBIDDEN,
             RequestError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

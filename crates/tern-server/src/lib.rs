@@ -21,6 +21,7 @@ mod encoding;
 mod error;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+mod graph_store;
 mod listen;
 mod metrics;
 mod negotiate;

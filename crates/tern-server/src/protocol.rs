@@ -34,6 +34,9 @@ pub struct QueryParams {
     pub snapshot: Option<tern_index::Snapshot>,
     /// An update (`update=` or an `application/sparql-update` body).
     pub update: Option<String>,
+    /// Read the store's default graph alone (the Graph Store Protocol's
+    /// `?default`).
+    pub default_graph_only: bool,
     /// `using-graph-uri` and `using-named-graph-uri` of an update.
     pub using_graphs: Vec<NamedNode>,
     pub using_named_graphs: Vec<NamedNode>,

@@ -42,6 +42,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/sparql/", any(sparql))
         .route("/metrics", get(metrics))
         .route("/compact", axum::routing::post(compact))
+        .route("/store", any(crate::graph_store::handle))
+        .route("/store/{*graph}", any(crate::graph_store::handle))
         .route("/", get(page))
         .with_state(state)
 }
@@ -52,7 +54,7 @@ const EXPOSED: &str = "Tern-Parse-Ms, Tern-Plan-Ms, Tern-Queue-Ms, Tern-Rows, Te
                        Tern-Suspend-Us, Tern-Resume-Us, Tern-Resumed-From, \
                        Content-Encoding";
 
-fn cors(mut response: Response) -> Response {
+pub(crate) fn cors(mut response: Response) -> Response {
     let h = response.headers_mut();
     h.insert(
         header::ACCESS_CONTROL_ALLOW_ORIGIN,
@@ -65,7 +67,7 @@ fn cors(mut response: Response) -> Response {
     response
 }
 
-fn header_str(headers: &HeaderMap, name: HeaderName) -> Option<&str> {
+pub(crate) fn header_str(headers: &HeaderMap, name: HeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
@@ -279,7 +281,7 @@ async fn handle(
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn run_query(
+pub(crate) async fn run_query(
     state: &Arc<AppState>,
     slot: Option<ClientSlot>,
     params: QueryParams,
@@ -305,6 +307,7 @@ async fn run_query(
         memory_budget: None,
         cancel: cancel.clone(),
         profile: params.explain,
+        default_graph_only: params.default_graph_only,
         // Fixed now, so a page's token names the data the query reads.
         snapshot: Some(params.snapshot.unwrap_or_else(|| state.engine.snapshot())),
     };

@@ -70,6 +70,9 @@ pub struct QueryRequest {
     /// The data to read (a continuation token's snapshot, or an update's
     /// state so far); `None`: the store's latest.
     pub snapshot: Option<Snapshot>,
+    /// The default graph is the store's default graph alone, whatever the
+    /// engine's default (the Graph Store Protocol's `?default`).
+    pub default_graph_only: bool,
 }
 
 /// How long the steps before execution took.
@@ -323,6 +326,7 @@ impl Engine {
             Ok(ids)
         };
         let (default_graph, named_graphs) = match (&request.default_graphs, &request.named_graphs) {
+            _ if request.default_graph_only => (GraphSet::IndexDefault, GraphSet::AllNamed),
             (None, None) => match dataset {
                 None => (
                     if self.options.default_graph_is_union {

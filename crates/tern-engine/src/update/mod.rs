@@ -7,9 +7,11 @@
 //! Uses the query engine (`run`) and the store (`tern_index::store`).
 
 mod graph_ops;
+mod graph_store;
 mod load;
 mod template;
 
+pub use graph_store::{graph_exists, GraphWrite};
 pub use load::LoadPolicy;
 
 use crate::context::CancelFlag;

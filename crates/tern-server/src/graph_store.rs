@@ -1,0 +1,379 @@
+//! The SPARQL 1.1 Graph Store HTTP Protocol at `/store`: GET, HEAD, PUT,
+//! POST and DELETE on one graph, named by `?graph=IRI` (indirect), `?default`,
+//! or the request's own URL under `/store/` (direct). GET streams the graph
+//! through the query pipeline (every graph format, compression, bounded
+//! memory); writes need the write credential and stream their bodies into
+//! one transaction; POST to `/store` alone creates a new graph and answers
+//! with its IRI in `Location`.
+
+use crate::error::RequestError;
+use crate::protocol::QueryParams;
+use crate::server::{header_str, run_query, AppState};
+use crate::{negotiate, update};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use oxrdf::{GraphName, NamedNode};
+use oxrdfio::RdfFormat;
+use std::io::Read;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Instant;
+use tern_engine::{graph_exists, GraphWrite};
+use tokio::sync::oneshot;
+
+/// Which graph a request is about.
+enum Target {
+    Graph(GraphName),
+    /// `/store` with neither `graph` nor `default`: the whole store (GET),
+    /// or a graph to create (POST).
+    Store,
+}
+
+pub async fn handle(
+    State(state): State<Arc<AppState>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let received = Instant::now();
+    let response = match serve(&state, &method, &uri, &headers, body, received).await {
+        Ok(response) => response,
+        Err(error) => error.into_response(),
+    };
+    crate::server::cors(response)
+}
+
+async fn serve(
+    state: &Arc<AppState>,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+    body: Body,
+    received: Instant,
+) -> Result<Response, RequestError> {
+    let base = base_url(headers);
+    let target = target(uri, &base)?;
+    match *method {
+        Method::GET | Method::HEAD => read(state, method, target, headers, uri, received).await,
+        Method::PUT | Method::POST => {
+            update::authorize(state, headers)?;
+            let format = body_format(headers)?;
+            let (graph, created_iri) = match target {
+                Target::Graph(graph) => (graph, None),
+                Target::Store if *method == Method::POST => {
+                    let iri = format!("{base}/store/{:016x}", rand::random::<u64>());
+                    let node = NamedNode::new(iri.as_str())
+                        .map_err(|e| RequestError::Internal(e.to_string()))?;
+                    (node.into(), Some(iri))
+                }
+                Target::Store => {
+                    return Err(RequestError::BadRequest(
+                        "PUT needs a graph: ?graph=IRI or ?default".into(),
+                    ))
+                }
+            };
+            let replace = *method == Method::PUT;
+            let base_iri = match &graph {
+                GraphName::NamedNode(n) => n.as_str().to_owned(),
+                _ => format!("{base}/store"),
+            };
+            let write = write(state, graph, body, format, base_iri, replace).await?;
+            let mut response = written(&write, received);
+            if let Some(iri) = created_iri {
+                *response.status_mut() = StatusCode::CREATED;
+                if let Ok(value) = HeaderValue::from_str(&iri) {
+                    response.headers_mut().insert(header::LOCATION, value);
+                }
+            }
+            Ok(response)
+        }
+        Method::DELETE => {
+            update::authorize(state, headers)?;
+            let Target::Graph(graph) = target else {
+                return Err(RequestError::BadRequest(
+                    "DELETE needs a graph: ?graph=IRI or ?default".into(),
+                ));
+            };
+            let engine = state.engine.clone();
+            let shown = graph.to_string();
+            let deleted = blocking(move || engine.delete_graph(&graph)).await?;
+            match deleted {
+                Some(write) => Ok(written(&write, received)),
+                None => Err(RequestError::NotFound(format!(
+                    "no graph {shown} in the store"
+                ))),
+            }
+        }
+        _ => Err(RequestError::MethodNotAllowed(format!(
+            "{method} is not a Graph Store Protocol method (GET, HEAD, PUT, POST, DELETE)"
+        ))),
+    }
+}
+
+/// GET and HEAD: the graph (or, for `/store` alone, every quad) through
+/// the query pipeline.
+async fn read(
+    state: &Arc<AppState>,
+    method: &Method,
+    target: Target,
+    headers: &HeaderMap,
+    uri: &Uri,
+    received: Instant,
+) -> Result<Response, RequestError> {
+    let accept = header_str(headers, header::ACCEPT);
+    let mut params = QueryParams::default();
+    let query = match &target {
+        Target::Graph(GraphName::NamedNode(n)) => {
+            if !graph_exists(&state.engine.snapshot(), &GraphName::NamedNode(n.clone()))? {
+                return Err(RequestError::NotFound(format!("no graph {n} in the store")));
+            }
+            format!("CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH {n} {{ ?s ?p ?o }} }}")
+        }
+        Target::Graph(_) => {
+            params.default_graph_only = true;
+            "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }".to_owned()
+        }
+        Target::Store => {
+            "CONSTRUCT { ?s ?p ?o } WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }"
+                .to_owned()
+        }
+    };
+    let format = negotiate::graph_format(accept, None).ok_or_else(|| {
+        RequestError::NotAcceptable(
+            "graphs come as text/turtle, application/n-triples, application/n-quads, \
+             application/rdf+xml or application/ld+json"
+                .into(),
+        )
+    })?;
+    if *method == Method::HEAD {
+        let mut response = StatusCode::OK.into_response();
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static(format.media_type()),
+        );
+        return Ok(response);
+    }
+    let encoding = negotiate::encoding(header_str(headers, header::ACCEPT_ENCODING));
+    let endpoint = format!("{}{}", base_url(headers), uri.path());
+    run_query(
+        state,
+        None,
+        params,
+        query,
+        None,
+        Some(format),
+        encoding,
+        headers,
+        endpoint,
+        None,
+        received,
+    )
+    .await
+}
+
+/// The graph a request names.
+fn target(uri: &Uri, base: &str) -> Result<Target, RequestError> {
+    let mut graph = None;
+    let mut default = false;
+    for pair in uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty())
+    {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            "graph" => {
+                let value = percent_encoding::percent_decode_str(value)
+                    .decode_utf8()
+                    .map_err(|_| RequestError::BadRequest("the graph IRI is not UTF-8".into()))?;
+                let iri = NamedNode::new(value.as_ref()).map_err(|e| {
+                    RequestError::BadRequest(format!("invalid graph IRI <{value}>: {e}"))
+                })?;
+                graph = Some(iri);
+            }
+            "default" => default = true,
+            _ => {}
+        }
+    }
+    let direct = uri
+        .path()
+        .strip_prefix("/store/")
+        .filter(|rest| !rest.is_empty());
+    match (graph, default, direct) {
+        (Some(_), true, _) => Err(RequestError::BadRequest(
+            "name a graph (graph=IRI) or the default graph (default), not both".into(),
+        )),
+        (Some(iri), false, None) => Ok(Target::Graph(iri.into())),
+        (None, true, None) => Ok(Target::Graph(GraphName::DefaultGraph)),
+        (None, false, Some(rest)) => {
+            let iri = format!("{base}/store/{rest}");
+            let node = NamedNode::new(iri.as_str())
+                .map_err(|e| RequestError::BadRequest(format!("invalid graph IRI <{iri}>: {e}")))?;
+            Ok(Target::Graph(node.into()))
+        }
+        (None, false, None) => Ok(Target::Store),
+        _ => Err(RequestError::BadRequest(
+            "a graph named both by the URL path and by a parameter".into(),
+        )),
+    }
+}
+
+/// `http://host` of the request.
+fn base_url(headers: &HeaderMap) -> String {
+    let host = header_str(headers, header::HOST)
+        .filter(|h| {
+            h.bytes()
+                .all(|b| b.is_ascii_graphic() && !b"<>\"{}|^`\\/".contains(&b))
+        })
+        .unwrap_or("localhost");
+    format!("http://{host}")
+}
+
+/// The RDF syntax of a request body, from its Content-Type.
+fn body_format(headers: &HeaderMap) -> Result<RdfFormat, RequestError> {
+    let media = header_str(headers, header::CONTENT_TYPE)
+        .and_then(|v| v.split(';').next())
+        .map(|m| m.trim().to_ascii_lowercase())
+        .ok_or_else(|| {
+            RequestError::UnsupportedMediaType(
+                "a graph body needs a Content-Type (text/turtle, application/n-triples, \
+                 application/rdf+xml, application/ld+json)"
+                    .into(),
+            )
+        })?;
+    let format = match media.as_str() {
+        // N-Triples is a subset of Turtle; text/plain is what curl sends.
+        "text/plain" => Some(RdfFormat::NTriples),
+        other => RdfFormat::from_media_type(other),
+    };
+    format.filter(|f| !f.supports_datasets()).ok_or_else(|| {
+        RequestError::UnsupportedMediaType(format!(
+            "a graph body is text/turtle, application/n-triples, application/rdf+xml or \
+                 application/ld+json, not {media}"
+        ))
+    })
+}
+
+/// Streams the body into the engine's graph write on a thread of its own:
+/// the async side hands chunks over a small bounded channel, so a large
+/// body is never held whole.
+async fn write(
+    state: &Arc<AppState>,
+    graph: GraphName,
+    mut body: Body,
+    format: RdfFormat,
+    base_iri: String,
+    replace: bool,
+) -> Result<GraphWrite, RequestError> {
+    let (chunks, receiver) = mpsc::sync_channel::<Result<Bytes, String>>(8);
+    let engine = state.engine.clone();
+    let (done, result) = oneshot::channel();
+    std::thread::Builder::new()
+        .name("tern-graph-store".into())
+        .spawn(move || {
+            let reader = ChannelReader {
+                chunks: receiver,
+                current: Bytes::new(),
+            };
+            let _ = done.send(engine.write_graph(&graph, reader, format, Some(&base_iri), replace));
+        })
+        .map_err(|e| RequestError::Internal(format!("cannot start the write: {e}")))?;
+    let timeout = state.config.body_timeout;
+    loop {
+        let frame = match tokio::time::timeout(timeout, body.frame()).await {
+            Ok(frame) => frame,
+            Err(_) => {
+                let _ = chunks.send(Err("the request body stopped arriving".into()));
+                break;
+            }
+        };
+        match frame {
+            None => break,
+            Some(Ok(frame)) => {
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                let sender = chunks.clone();
+                // The channel is bounded: wait for the parser off the runtime.
+                let sent = tokio::task::spawn_blocking(move || sender.send(Ok(data)).is_ok())
+                    .await
+                    .unwrap_or(false);
+                if !sent {
+                    break; // The parser stopped (bad body): its error says why.
+                }
+            }
+            Some(Err(e)) => {
+                let _ = chunks.send(Err(format!("cannot read the request body: {e}")));
+                break;
+            }
+        }
+    }
+    drop(chunks);
+    let write = result
+        .await
+        .map_err(|_| RequestError::Internal("the write ended without an answer".into()))?;
+    Ok(write?)
+}
+
+/// Runs a store write on a thread of its own.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, tern_engine::EngineError> + Send + 'static,
+) -> Result<T, RequestError> {
+    let (done, result) = oneshot::channel();
+    std::thread::Builder::new()
+        .name("tern-graph-store".into())
+        .spawn(move || {
+            let _ = done.send(work());
+        })
+        .map_err(|e| RequestError::Internal(format!("cannot start the write: {e}")))?;
+    Ok(result
+        .await
+        .map_err(|_| RequestError::Internal("the write ended without an answer".into()))??)
+}
+
+/// The answer to a write: 201 when it made the graph, else 204.
+fn written(write: &GraphWrite, received: Instant) -> Response {
+    tracing::info!(
+        target: "tern::access",
+        status = if write.created { 201 } else { 204 },
+        outcome = "graph-store",
+        total_ms = received.elapsed().as_secs_f64() * 1e3,
+        version = write.version,
+        inserted = write.inserted,
+        deleted = write.deleted,
+        "graph store write"
+    );
+    let status = if write.created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::NO_CONTENT
+    };
+    status.into_response()
+}
+
+/// A `Read` over body chunks sent from the async side.
+struct ChannelReader {
+    chunks: mpsc::Receiver<Result<Bytes, String>>,
+    current: Bytes,
+}
+
+impl Read for ChannelReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        while self.current.is_empty() {
+            match self.chunks.recv() {
+                Ok(Ok(chunk)) => self.current = chunk,
+                Ok(Err(reason)) => return Err(std::io::Error::other(reason)),
+                Err(_) => return Ok(0),
+            }
+        }
+        let n = buf.len().min(self.current.len());
+        buf[..n].copy_from_slice(&self.current.split_to(n));
+        Ok(n)
+    }
+}
