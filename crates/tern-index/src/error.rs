@@ -21,6 +21,8 @@ pub enum IndexError {
     Corrupt { path: PathBuf, reason: String },
     #[error("the store is open read-only: updates are not accepted")]
     ReadOnly,
+    #[error("{path}: the store is open for writing in another process (a server taking updates?)")]
+    Locked { path: PathBuf },
 }
 
 pub type Result<T, E = IndexError> = std::result::Result<T, E>;

@@ -18,6 +18,12 @@ pub struct LoadArgs {
     /// Replace an existing index.
     #[arg(long)]
     force: bool,
+    /// Add the files to an existing index (and the updates it took): its
+    /// current data and the files are built into a new base, swapped in
+    /// atomically; the original source files are not read again. Needs the
+    /// store's write lock (not while a server takes updates on it).
+    #[arg(long, conflicts_with = "force")]
+    append: bool,
     /// Graph that receives the triples of triples files (default: the default graph).
     #[arg(long, value_name = "IRI")]
     graph: Option<String>,
@@ -60,12 +66,14 @@ pub fn run(args: LoadArgs) -> Result<()> {
     if inputs.is_empty() {
         bail!("no input files given");
     }
+    if args.append {
+        return append(&args, inputs);
+    }
     let options = LoadOptions {
         memory: args.memory.unwrap_or_else(default_memory),
         lenient: args.lenient,
         force: args.force,
         progress: !args.quiet,
-        keep_blank_numbers: false,
     };
     let report = builder::build(&args.index, &inputs, &options)?;
     let m = &report.meta;
@@ -112,6 +120,38 @@ pub fn run(args: LoadArgs) -> Result<()> {
         human(m.index_bytes),
         human(m.vocabulary_bytes),
         human(m.permutation_bytes),
+        m.bytes_per_triple
+    );
+    Ok(())
+}
+
+/// `--append`: the store's data and the new files into a new base.
+fn append(args: &LoadArgs, inputs: Vec<Input>) -> Result<()> {
+    let options = tern_index::StoreOptions {
+        compaction_memory: args.memory.unwrap_or_else(default_memory),
+        compact_after: 0,
+        ..tern_index::StoreOptions::default()
+    };
+    let store = tern_index::Store::open(&args.index, true, options)
+        .with_context(|| format!("{}", args.index.display()))?;
+    let before = store.snapshot().stats().triples;
+    let report = store.append(inputs)?.context("nothing was appended")?;
+    let after = store.snapshot();
+    let m = after.meta();
+    eprintln!(
+        "Appended to {}: {} quads before, {} after ({} new)",
+        args.index.display(),
+        group(before),
+        group(m.triples),
+        group(m.triples.saturating_sub(before))
+    );
+    eprintln!(
+        "  time: {:.2}s (writing the current data {:.2}s, building {:.2}s)",
+        report.seconds, report.dump_seconds, report.build_seconds
+    );
+    eprintln!(
+        "  index: {}, {:.1} bytes/triple",
+        human(m.index_bytes),
         m.bytes_per_triple
     );
     Ok(())

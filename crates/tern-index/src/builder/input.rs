@@ -59,6 +59,11 @@ pub struct Input {
     /// The graph that receives the triples of a triples format (default graph if
     /// `None`). Quads keep their own graph.
     pub graph: Option<String>,
+    /// Blank nodes are labelled `b<number>` as an index labels them (a
+    /// store's own dump): they keep their numbers, so a store rebuilt from
+    /// its dump keeps its blank nodes' IDs. Give such an input first: the
+    /// other inputs' blank nodes are numbered after the largest seen.
+    pub index_blank_labels: bool,
 }
 
 impl Input {
@@ -95,6 +100,7 @@ impl Input {
             format,
             compression,
             graph,
+            index_blank_labels: false,
         })
     }
 
@@ -104,6 +110,7 @@ impl Input {
             format,
             compression,
             graph,
+            index_blank_labels: false,
         }
     }
 

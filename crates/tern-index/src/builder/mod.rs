@@ -60,10 +60,6 @@ pub struct LoadOptions {
     pub force: bool,
     /// Show progress on stderr.
     pub progress: bool,
-    /// Blank nodes labelled `b<number>` (as an index names them) keep that
-    /// number, so a store rebuilt from its own dump keeps its blank nodes'
-    /// IDs (other labels are numbered after the largest seen so far).
-    pub keep_blank_numbers: bool,
 }
 
 impl Default for LoadOptions {
@@ -73,7 +69,6 @@ impl Default for LoadOptions {
             lenient: false,
             force: false,
             progress: false,
-            keep_blank_numbers: false,
         }
     }
 }
@@ -102,7 +97,6 @@ pub fn build(
     progress.phase("parse");
     let phase_start = Instant::now();
     let mut runs = RunBuilder::new(&work, memory * 2 / 5);
-    runs.keep_blank_numbers = options.keep_blank_numbers;
     let mut errors = ErrorLog::new(options.lenient);
     let total_size: Option<u64> = inputs.iter().map(Input::size).sum();
     let consumed = Arc::new(AtomicU64::new(0));
@@ -114,7 +108,7 @@ pub fn build(
                 message: e.to_string(),
             })?),
         };
-        runs.start_file();
+        runs.start_file(input.index_blank_labels);
         let reader = input.open(consumed.clone())?;
         let mut report = |statements: u64| {
             let fraction =

@@ -48,9 +48,9 @@ pub struct RunBuilder {
     file_blanks: FxHashMap<Box<str>, u64>,
     pub blank_nodes: u64,
     pub statements: u64,
-    /// Labels of the form `b<number>` keep their number (see
-    /// [`LoadOptions::keep_blank_numbers`](super::LoadOptions)).
-    pub keep_blank_numbers: bool,
+    /// The current file names blank nodes as an index does (see
+    /// [`Input::index_blank_labels`](super::Input)).
+    index_blank_labels: bool,
 }
 
 impl RunBuilder {
@@ -65,13 +65,15 @@ impl RunBuilder {
             file_blanks: FxHashMap::default(),
             blank_nodes: 0,
             statements: 0,
-            keep_blank_numbers: false,
+            index_blank_labels: false,
         }
     }
 
-    /// Blank node labels are scoped to their file.
-    pub fn start_file(&mut self) {
+    /// Blank node labels are scoped to their file, unless the file names
+    /// them as an index does (`b<number>`: they keep their number).
+    pub fn start_file(&mut self, index_blank_labels: bool) {
         self.file_blanks = FxHashMap::default();
+        self.index_blank_labels = index_blank_labels;
     }
 
     fn memory(&self) -> usize {
@@ -96,7 +98,7 @@ impl RunBuilder {
             .blanks
             .into_iter()
             .map(|label| {
-                if self.keep_blank_numbers {
+                if self.index_blank_labels {
                     if let Some(n) = label.strip_prefix('b').and_then(|n| n.parse::<u64>().ok()) {
                         self.blank_nodes = self.blank_nodes.max(n + 1);
                         return n;

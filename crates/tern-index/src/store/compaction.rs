@@ -58,6 +58,21 @@ impl Store {
     /// Compacts now (see the module comment); returns when the new base
     /// is in use. `None` when the delta is empty or a compaction is running.
     pub fn compact(&self) -> Result<Option<CompactionReport>> {
+        self.rebuild(&[])
+    }
+
+    /// Adds the quads of `inputs` (files the bulk builder reads) to the
+    /// store by building them into the new base along with the current
+    /// data: a bulk append that neither goes through the delta (its memory)
+    /// nor re-reads the files the store was first built from.
+    pub fn append(&self, inputs: Vec<Input>) -> Result<Option<CompactionReport>> {
+        if inputs.is_empty() {
+            return Ok(None);
+        }
+        self.rebuild(&inputs)
+    }
+
+    fn rebuild(&self, extra: &[Input]) -> Result<Option<CompactionReport>> {
         let Some(dir) = self.dir.clone() else {
             return Ok(None);
         };
@@ -68,7 +83,7 @@ impl Store {
             }
             state.running = true;
         }
-        let result = self.compact_in(&dir);
+        let result = self.compact_in(&dir, extra);
         let mut state = self.compaction.lock().unwrap();
         state.running = false;
         if let Ok(Some(report)) = &result {
@@ -101,13 +116,13 @@ impl Store {
             .ok();
     }
 
-    fn compact_in(&self, dir: &Path) -> Result<Option<CompactionReport>> {
+    fn compact_in(&self, dir: &Path, extra: &[Input]) -> Result<Option<CompactionReport>> {
         let started = Instant::now();
         let wal = self.wal.as_ref().ok_or(IndexError::ReadOnly)?;
         let snapshot = {
             let head = self.head.lock().unwrap();
             let snapshot = head.snapshot.clone();
-            if snapshot.delta_changes() == 0 && snapshot.delta_terms() == 0 {
+            if extra.is_empty() && snapshot.delta_changes() == 0 && snapshot.delta_terms() == 0 {
                 return Ok(None);
             }
             wal.rotate(snapshot.version() + 1)?;
@@ -118,17 +133,27 @@ impl Store {
         let dump = work.join("dump.nq.zst");
         let quads = write_dump(&snapshot, &dump)?;
         let dumped = Instant::now();
-        let relative = format!("{}/{}", layout::BASES_DIR, snapshot.version());
+        // Unique even when two rebuilds start from the same version.
+        let relative = format!(
+            "{}/{}-{:08x}",
+            layout::BASES_DIR,
+            snapshot.version(),
+            rand_suffix()
+        );
         let target = dir.join(&relative);
         std::fs::create_dir_all(dir.join(layout::BASES_DIR)).at(dir)?;
         let options = LoadOptions {
             memory: self.options.compaction_memory,
             force: true,
-            keep_blank_numbers: true,
             ..LoadOptions::default()
         };
-        let input = Input::file(&dump, None, None).map_err(|e| build_failed(&dump, e))?;
-        builder::build(&target, &[input], &options).map_err(|e| build_failed(&target, e))?;
+        let mut dumped_input =
+            Input::file(&dump, None, None).map_err(|e| build_failed(&dump, e))?;
+        // First, so the appended files' blank nodes are numbered after its.
+        dumped_input.index_blank_labels = true;
+        let mut inputs = vec![dumped_input];
+        inputs.extend(extra.iter().cloned());
+        builder::build(&target, &inputs, &options).map_err(|e| build_failed(&target, e))?;
         wal::sync_dir(&dir.join(layout::BASES_DIR))?;
         let built = Instant::now();
         let base = Arc::new(super::open_base(&target, &self.options)?);
@@ -139,15 +164,18 @@ impl Store {
         wal.wait_durable(wal.written())?;
         let records = wal::read_from(&dir.join(layout::WAL_DIR), snapshot.version() + 1)?;
         let replayed = records.len();
-        let mut next =
-            fresh(base, snapshot.version()).with_blank_nodes(snapshot.delta().blank_nodes);
+        // Snapshots are named by base build and version: after an append the
+        // version stays and the build changes, so no token of the snapshot
+        // before is taken for the one after.
+        let version = snapshot.version();
+        let mut next = fresh(base, version).with_blank_nodes(snapshot.delta().blank_nodes);
         for record in &records {
             next = replay(next, record)?;
         }
         let next = next.with_blank_nodes(head.snapshot.delta().blank_nodes);
         let layout = Layout {
             base: relative,
-            seq: snapshot.version(),
+            seq: version,
         };
         layout.write(dir)?;
         let replaced = head.snapshot.meta().index_id.clone();
@@ -170,6 +198,14 @@ impl Store {
             swap_seconds,
         }))
     }
+}
+
+/// A few random bits from the clock and the process (no dependency for it).
+fn rand_suffix() -> u32 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    nanos ^ std::process::id().rotate_left(16)
 }
 
 fn build_failed(path: &Path, e: impl std::fmt::Display) -> IndexError {

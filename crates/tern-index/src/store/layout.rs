@@ -11,6 +11,25 @@ pub const WAL_DIR: &str = "wal";
 pub const BASES_DIR: &str = "bases";
 pub const WORK_DIR: &str = "compaction";
 const LAYOUT_FILE: &str = "store.json";
+const LOCK_FILE: &str = "store.lock";
+
+/// Takes the store's write lock (released when the file is closed, also
+/// when the process dies): a second writer gets a clear error instead of
+/// two logs interleaving.
+pub fn lock(dir: &Path) -> Result<std::fs::File> {
+    let path = dir.join(LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .at(&path)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(IndexError::Locked { path }),
+        Err(std::fs::TryLockError::Error(e)) => Err(e).at(path),
+    }
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layout {

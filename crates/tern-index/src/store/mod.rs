@@ -101,6 +101,8 @@ pub struct Store {
     head: Mutex<Head>,
     kept: Mutex<HashMap<String, (Snapshot, Instant)>>,
     compaction: Mutex<compaction::State>,
+    /// Held while the store is open for writing: one writer process only.
+    lock: Mutex<Option<std::fs::File>>,
 }
 
 impl Store {
@@ -114,6 +116,11 @@ impl Store {
     /// log is opened for appending (a torn last record is cut off); without,
     /// the store is read as it is and updates are refused.
     pub fn open(dir: &Path, writable: bool, options: StoreOptions) -> Result<Arc<Store>> {
+        let lock = if writable {
+            Some(layout::lock(dir)?)
+        } else {
+            None
+        };
         let layout = Layout::read(dir)?;
         if writable {
             layout.remove_leftovers(dir)?;
@@ -129,12 +136,9 @@ impl Store {
         for record in records.into_iter().filter(|r| r.seq > layout.seq) {
             snapshot = replay(snapshot, &record)?;
         }
-        Ok(Store::with_snapshot(
-            Some(dir.to_owned()),
-            wal,
-            snapshot,
-            options,
-        ))
+        let store = Store::with_snapshot(Some(dir.to_owned()), wal, snapshot, options);
+        *store.lock.lock().unwrap() = lock;
+        Ok(store)
     }
 
     fn with_snapshot(
@@ -152,6 +156,7 @@ impl Store {
             head: Mutex::new(Head { snapshot }),
             kept: Mutex::default(),
             compaction: Mutex::default(),
+            lock: Mutex::default(),
         })
     }
 
