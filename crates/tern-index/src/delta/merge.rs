@@ -1,32 +1,108 @@
 //! Scans that merge the base index's rows with the delta's changes.
+//!
+//! The changes in a scan's range are read lazily, straight from the runs (a
+//! [`ChangeCursor`] merges the runs' slices as the scan advances, nothing is
+//! copied up front), and a base batch is copied in stretches between the
+//! changes that fall into it.
 
 use super::Runs;
 use crate::error::Result;
 use crate::permutation::{Batch, Lookup, Permutation, Row, ScanIter, BLOCK_ROWS};
 use crate::Id;
 
+/// The changes of several runs in one range, merged in row order; where
+/// runs disagree on a row, the newest decides.
+pub struct ChangeCursor {
+    runs: Runs,
+    perm: Permutation,
+    /// Per run, newest first: (next position, end) in its rows.
+    at: Vec<(usize, usize)>,
+    /// The run indexes of `at`, newest first.
+    order: Vec<usize>,
+}
+
+impl ChangeCursor {
+    pub fn new(runs: &Runs, perm: Permutation, lo: &Row, hi: &Row) -> ChangeCursor {
+        let mut cursor = ChangeCursor {
+            runs: runs.clone(),
+            perm,
+            at: Vec::new(),
+            order: Vec::new(),
+        };
+        cursor.reset(lo, hi);
+        cursor
+    }
+
+    /// Starts over on another range (keeping its buffers: a lookup per
+    /// left row allocates nothing).
+    pub fn reset(&mut self, lo: &Row, hi: &Row) {
+        self.at.clear();
+        self.order.clear();
+        if lo <= hi {
+            for (i, run) in self.runs.0.iter().enumerate().rev() {
+                let (start, end) = run.range_bounds(self.perm, lo, hi);
+                if start < end {
+                    self.at.push((start, end));
+                    self.order.push(i);
+                }
+            }
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.at.iter().all(|(start, end)| start >= end)
+    }
+
+    /// The next change without taking it.
+    pub fn peek(&self) -> Option<(Row, bool)> {
+        let mut best: Option<(Row, bool)> = None;
+        for (k, &(start, end)) in self.at.iter().enumerate() {
+            if start < end {
+                let entry = self.runs.0[self.order[k]].row_at(self.perm, start);
+                // Newest first: an equal row of an older run does not win.
+                if best.is_none_or(|(b, _)| entry.0 < b) {
+                    best = Some(entry);
+                }
+            }
+        }
+        best
+    }
+
+    /// Takes the next change (every run's entry for that row).
+    pub fn next_change(&mut self) -> Option<(Row, bool)> {
+        let best = self.peek()?;
+        for (k, (start, end)) in self.at.iter_mut().enumerate() {
+            if *start < *end && self.runs.0[self.order[k]].row_at(self.perm, *start).0 == best.0 {
+                *start += 1;
+            }
+        }
+        Some(best)
+    }
+
+    /// Skips the changes up to and including `row`.
+    pub fn skip_through(&mut self, row: &Row) {
+        for (k, (start, end)) in self.at.iter_mut().enumerate() {
+            let run = &self.runs.0[self.order[k]];
+            *start += run
+                .rows_from(self.perm, *start, *end)
+                .partition_point(|(r, _)| r <= row);
+        }
+    }
+}
+
 /// A scan of a snapshot: the base's batches with the delta's changes in
 /// their range merged in (inserted rows added in order, deleted rows left
 /// out). With no change in range it is the base scan itself.
 pub struct MergedScan {
     base: ScanIter,
-    /// The delta's visible state in the scan's range, sorted.
-    changes: Vec<(Row, bool)>,
-    /// The first change not merged yet.
-    next_change: usize,
+    changes: ChangeCursor,
 }
 
 impl MergedScan {
     pub fn new(base: ScanIter, runs: &Runs, perm: Permutation, lo: &Row, hi: &Row) -> MergedScan {
-        let changes = if runs.is_empty() || lo > hi {
-            Vec::new()
-        } else {
-            runs.resolve(perm, lo, hi)
-        };
         MergedScan {
             base,
-            changes,
-            next_change: 0,
+            changes: ChangeCursor::new(runs, perm, lo, hi),
         }
     }
 
@@ -38,46 +114,35 @@ impl MergedScan {
     /// Continues after `row` (see [`ScanIter::resume_after`]).
     pub fn resume_after(&mut self, row: Row) {
         self.base.resume_after(row);
-        self.next_change = self.changes.partition_point(|(r, _)| *r <= row);
+        self.changes.skip_through(&row);
     }
 
     /// The base batch with the changes up to its last row merged in.
     fn merge_into(&mut self, batch: Batch) -> Batch {
         let last = batch.row(batch.len() - 1);
-        let end = self.next_change
-            + self.changes[self.next_change..].partition_point(|(r, _)| *r <= last);
-        let changes = &self.changes[self.next_change..end];
-        self.next_change = end;
-        if changes.is_empty() {
+        if self.changes.peek().is_none_or(|(row, _)| row > last) {
             return batch;
         }
         let mut out = Batch::default();
-        let (mut i, mut j) = (0, 0);
-        while i < batch.len() || j < changes.len() {
-            let base_row = (i < batch.len()).then(|| batch.row(i));
-            match (base_row, changes.get(j)) {
-                (Some(b), Some(&(c, insert))) if c <= b => {
-                    if insert {
-                        push(&mut out, c);
-                    }
-                    if c == b {
-                        i += 1;
-                    }
-                    j += 1;
-                }
-                (Some(b), _) => {
-                    push(&mut out, b);
-                    i += 1;
-                }
-                (None, Some(&(c, insert))) => {
-                    if insert {
-                        push(&mut out, c);
-                    }
-                    j += 1;
-                }
-                (None, None) => unreachable!("loop condition"),
+        for column in &mut out.columns {
+            column.reserve(batch.len() + 16);
+        }
+        let mut copied = 0;
+        while let Some((row, insert)) = self.changes.peek().filter(|(row, _)| *row <= last) {
+            self.changes.next_change();
+            // Base rows before the change go over as one stretch.
+            let at = copied + partition(batch.len() - copied, |i| batch.row(copied + i) < row);
+            copy(&batch, copied, at, &mut out);
+            copied = at;
+            if insert {
+                push(&mut out, row);
+            }
+            if copied < batch.len() && batch.row(copied) == row {
+                // Deleted, or inserted again after a delete: once at most.
+                copied += 1;
             }
         }
+        copy(&batch, copied, batch.len(), &mut out);
         out
     }
 
@@ -85,15 +150,36 @@ impl MergedScan {
     fn tail(&mut self) -> Option<Batch> {
         let mut out = Batch::default();
         while out.len() < BLOCK_ROWS {
-            let Some(&(row, insert)) = self.changes.get(self.next_change) else {
+            let Some((row, insert)) = self.changes.next_change() else {
                 break;
             };
-            self.next_change += 1;
             if insert {
                 push(&mut out, row);
             }
         }
         (!out.is_empty()).then_some(out)
+    }
+}
+
+/// Index of the first `i` in `0..n` for which `pred` is false.
+fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if pred(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
+fn copy(batch: &Batch, from: usize, to: usize, out: &mut Batch) {
+    if from < to {
+        for (column, source) in out.columns.iter_mut().zip(&batch.columns) {
+            column.extend_from_slice(&source[from..to]);
+        }
     }
 }
 
@@ -110,9 +196,6 @@ impl Iterator for MergedScan {
         loop {
             match self.base.next() {
                 Some(Ok(batch)) => {
-                    if self.next_change == self.changes.len() {
-                        return Some(Ok(batch));
-                    }
                     let merged = self.merge_into(batch);
                     if !merged.is_empty() {
                         return Some(Ok(merged));
@@ -128,32 +211,29 @@ impl Iterator for MergedScan {
 /// Repeated small scans of a snapshot (see [`Lookup`]).
 pub struct MergedLookup {
     base: Lookup,
-    runs: Runs,
-    perm: Permutation,
+    /// `None` when the snapshot has no changes.
+    changes: Option<ChangeCursor>,
 }
 
 impl MergedLookup {
     pub fn new(base: Lookup, runs: Runs, perm: Permutation) -> MergedLookup {
-        MergedLookup { base, runs, perm }
+        let changes = (!runs.is_empty()).then(|| ChangeCursor::new(&runs, perm, &[1; 4], &[0; 4]));
+        MergedLookup { base, changes }
     }
 
     /// Calls `each` with every visible row `r` with `lo <= r <= hi`, in order.
     pub fn rows(&mut self, lo: Row, hi: Row, mut each: impl FnMut(Row)) -> Result<()> {
-        if self.runs.is_empty() {
+        let Some(changes) = &mut self.changes else {
             return self.base.rows(lo, hi, each);
-        }
-        let changes = self.runs.resolve(self.perm, &lo, &hi);
+        };
+        changes.reset(&lo, &hi);
         if changes.is_empty() {
             return self.base.rows(lo, hi, each);
         }
-        let mut changes = changes.into_iter().peekable();
         self.base.rows(lo, hi, |row| {
             let mut keep = true;
-            while let Some(&(c, insert)) = changes.peek() {
-                if c > row {
-                    break;
-                }
-                changes.next();
+            while let Some((c, insert)) = changes.peek().filter(|(c, _)| *c <= row) {
+                changes.next_change();
                 if c == row {
                     // Deleted, or inserted again after a delete: once at most.
                     keep = false;
@@ -166,7 +246,7 @@ impl MergedLookup {
                 each(row);
             }
         })?;
-        for (row, insert) in changes {
+        while let Some((row, insert)) = changes.next_change() {
             if insert {
                 each(row);
             }

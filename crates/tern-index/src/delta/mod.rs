@@ -18,6 +18,6 @@ mod merge;
 mod run;
 mod vocab;
 
-pub use merge::{MergedLookup, MergedScan};
+pub use merge::{ChangeCursor, MergedLookup, MergedScan};
 pub use run::{Change, Run, Runs};
 pub use vocab::{DeltaVocab, VocabView};

@@ -18,6 +18,9 @@ pub struct Change {
 #[derive(Debug, Default)]
 pub struct Run {
     rows: [Vec<(Row, bool)>; 6],
+    /// Per permutation, the signed number of changes before each position
+    /// (one more entry than rows): counting a range is two lookups.
+    net_before: [Vec<i64>; 6],
     /// Net change of the number of quads per predicate, for statistics.
     predicate_net: Vec<(u64, i64)>,
     /// Net change of the number of quads per graph.
@@ -60,10 +63,21 @@ impl Run {
             }
             sorted_nonzero(net)
         };
+        let net_before = std::array::from_fn(|p| {
+            let mut sums = Vec::with_capacity(rows[p].len() + 1);
+            let mut sum = 0i64;
+            sums.push(0);
+            for &(_, insert) in &rows[p] {
+                sum += if insert { 1 } else { -1 };
+                sums.push(sum);
+            }
+            sums
+        });
         Run {
             predicate_net: net_by(1),
             graph_net: net_by(3),
             rows,
+            net_before,
         }
     }
 
@@ -113,10 +127,27 @@ impl Run {
 
     /// The changes with `lo <= row <= hi` in `perm`'s order.
     pub fn range(&self, perm: Permutation, lo: &Row, hi: &Row) -> &[(Row, bool)] {
+        let (start, end) = self.range_bounds(perm, lo, hi);
+        &self.rows[perm as usize][start..end]
+    }
+
+    /// Where [`range`](Self::range) starts and ends.
+    pub fn range_bounds(&self, perm: Permutation, lo: &Row, hi: &Row) -> (usize, usize) {
         let rows = &self.rows[perm as usize];
         let start = rows.partition_point(|(r, _)| r < lo);
         let end = start + rows[start..].partition_point(|(r, _)| r <= hi);
-        &rows[start..end]
+        (start, end)
+    }
+
+    /// The `i`-th change in `perm`'s order.
+    #[inline]
+    pub fn row_at(&self, perm: Permutation, i: usize) -> (Row, bool) {
+        self.rows[perm as usize][i]
+    }
+
+    /// The changes from position `start` to `end` in `perm`'s order.
+    pub fn rows_from(&self, perm: Permutation, start: usize, end: usize) -> &[(Row, bool)] {
+        &self.rows[perm as usize][start..end]
     }
 
     /// Signed number of changes whose first `k` columns lie in
@@ -125,10 +156,8 @@ impl Run {
         let rows = &self.rows[perm as usize];
         let start = rows.partition_point(|(r, _)| r[..k] < lo[..k]);
         let end = start + rows[start..].partition_point(|(r, _)| r[..k] <= hi[..k]);
-        rows[start..end]
-            .iter()
-            .map(|&(_, insert)| if insert { 1 } else { -1 })
-            .sum()
+        let sums = &self.net_before[perm as usize];
+        sums[end] - sums[start]
     }
 
     /// All changes, in SPO order, as quads.
@@ -151,7 +180,7 @@ impl Run {
 
     /// Approximate heap bytes.
     pub fn bytes(&self) -> usize {
-        self.len() * 6 * std::mem::size_of::<(Row, bool)>()
+        self.len() * 6 * (std::mem::size_of::<(Row, bool)>() + std::mem::size_of::<i64>())
     }
 }
 
