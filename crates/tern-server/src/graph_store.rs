@@ -9,7 +9,7 @@
 use crate::error::RequestError;
 use crate::protocol::QueryParams;
 use crate::server::{header_str, run_query, AppState};
-use crate::{negotiate, update};
+use crate::{multipart, negotiate, update};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
@@ -62,7 +62,15 @@ async fn serve(
         Method::GET | Method::HEAD => read(state, method, target, headers, uri, received).await,
         Method::PUT | Method::POST => {
             update::authorize(state, headers)?;
-            let format = body_format(headers)?;
+            let content_type = header_str(headers, header::CONTENT_TYPE).unwrap_or("");
+            let multipart = content_type
+                .to_ascii_lowercase()
+                .starts_with("multipart/form-data");
+            let format = if multipart {
+                RdfFormat::NTriples // each part says its own
+            } else {
+                body_format(headers)?
+            };
             let (graph, created_iri) = match target {
                 Target::Graph(graph) => (graph, None),
                 Target::Store if *method == Method::POST => {
@@ -82,7 +90,11 @@ async fn serve(
                 GraphName::NamedNode(n) => n.as_str().to_owned(),
                 _ => format!("{base}/store"),
             };
-            let write = write(state, graph, body, format, base_iri, replace).await?;
+            let write = if multipart {
+                write_multipart(state, graph, body, content_type, base_iri, replace).await?
+            } else {
+                write(state, graph, body, format, base_iri, replace).await?
+            };
             let mut response = written(&write, received);
             if let Some(iri) = created_iri {
                 *response.status_mut() = StatusCode::CREATED;
@@ -101,7 +113,13 @@ async fn serve(
             };
             let engine = state.engine.clone();
             let shown = graph.to_string();
-            let deleted = blocking(move || engine.delete_graph(&graph)).await?;
+            let permit = update::write_permit(state).await?;
+            let deleted = blocking(move || {
+                let deleted = engine.delete_graph(&graph);
+                drop(permit);
+                deleted
+            })
+            .await?;
             match deleted {
                 Some(write) => Ok(written(&write, received)),
                 None => Err(RequestError::NotFound(format!(
@@ -237,7 +255,12 @@ fn base_url(headers: &HeaderMap) -> String {
 
 /// The RDF syntax of a request body, from its Content-Type.
 fn body_format(headers: &HeaderMap) -> Result<RdfFormat, RequestError> {
-    let media = header_str(headers, header::CONTENT_TYPE)
+    media_format(header_str(headers, header::CONTENT_TYPE))
+}
+
+/// The RDF syntax of a Content-Type (graph formats only).
+fn media_format(content_type: Option<&str>) -> Result<RdfFormat, RequestError> {
+    let media = content_type
         .and_then(|v| v.split(';').next())
         .map(|m| m.trim().to_ascii_lowercase())
         .ok_or_else(|| {
@@ -273,6 +296,7 @@ async fn write(
 ) -> Result<GraphWrite, RequestError> {
     let (chunks, receiver) = mpsc::sync_channel::<Result<Bytes, String>>(8);
     let engine = state.engine.clone();
+    let permit = update::write_permit(state).await?;
     let (done, result) = oneshot::channel();
     std::thread::Builder::new()
         .name("tern-graph-store".into())
@@ -281,7 +305,9 @@ async fn write(
                 chunks: receiver,
                 current: Bytes::new(),
             };
-            let _ = done.send(engine.write_graph(&graph, reader, format, Some(&base_iri), replace));
+            let documents = vec![(format, reader)];
+            let _ = done.send(engine.write_graph(&graph, documents, Some(&base_iri), replace));
+            drop(permit);
         })
         .map_err(|e| RequestError::Internal(format!("cannot start the write: {e}")))?;
     let timeout = state.config.body_timeout;
@@ -319,6 +345,54 @@ async fn write(
         .await
         .map_err(|_| RequestError::Internal("the write ended without an answer".into()))?;
     Ok(write?)
+}
+
+/// A multipart body: read whole (within the update size limit), split, and
+/// each part parsed by its own Content-Type, all in one transaction.
+async fn write_multipart(
+    state: &Arc<AppState>,
+    graph: GraphName,
+    body: Body,
+    content_type: &str,
+    base_iri: String,
+    replace: bool,
+) -> Result<GraphWrite, RequestError> {
+    let boundary = multipart::boundary(content_type).ok_or_else(|| {
+        RequestError::BadRequest("a multipart/form-data body needs a boundary parameter".into())
+    })?;
+    let limit = state.config.max_update_bytes;
+    let read = axum::body::to_bytes(body, limit);
+    let bytes = match tokio::time::timeout(state.config.body_timeout, read).await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return Err(RequestError::TooLarge {
+                len: limit,
+                max: limit,
+            })
+        }
+        Err(_) => {
+            return Err(RequestError::SlowClient(
+                "the request body did not arrive in time".into(),
+            ))
+        }
+    };
+    let mut documents = Vec::new();
+    for part in multipart::parts(&bytes, &boundary)? {
+        let format = media_format(part.content_type.as_deref())?;
+        documents.push((format, part.body.to_vec()));
+    }
+    let engine = state.engine.clone();
+    let permit = update::write_permit(state).await?;
+    blocking(move || {
+        let documents = documents
+            .into_iter()
+            .map(|(f, b)| (f, std::io::Cursor::new(b)))
+            .collect();
+        let written = engine.write_graph(&graph, documents, Some(&base_iri), replace);
+        drop(permit);
+        written
+    })
+    .await
 }
 
 /// Runs a store write on a thread of its own.

@@ -24,6 +24,7 @@ pub mod fuzzing;
 mod graph_store;
 mod listen;
 mod metrics;
+mod multipart;
 mod negotiate;
 mod paging;
 mod parallel_write;
@@ -86,6 +87,7 @@ pub async fn serve(
         paging: Arc::new(paging),
         config,
         metrics: metrics::Metrics::default(),
+        writers: Arc::new(tokio::sync::Semaphore::new(update::WRITE_THREADS)),
     });
     let header_timeout = state.config.header_timeout;
     listen::serve(listener, server::router(state), header_timeout, shutdown).await

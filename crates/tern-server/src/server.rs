@@ -34,6 +34,8 @@ pub struct AppState {
     pub paging: Arc<Paging>,
     pub config: ServerConfig,
     pub metrics: Metrics,
+    /// Threads for updates and graph writes (see `update::WRITE_THREADS`).
+    pub writers: Arc<tokio::sync::Semaphore>,
 }
 
 pub fn router(state: Arc<AppState>) -> Router {
@@ -205,7 +207,10 @@ async fn handle(
     let mut params = parse_request(method, uri.query(), headers, &body, max)?;
     if let Some(update) = params.update.take() {
         let base_iri = endpoint_iri(headers, uri);
-        return crate::update::handle(state, headers, params, update, base_iri, received).await;
+        // Counted with the client's queries while it runs.
+        let slot = peer.map(|ip| state.clients.take(ip)).transpose()?;
+        return crate::update::handle(state, slot, headers, params, update, base_iri, received)
+            .await;
     }
     let accept = header_str(headers, header::ACCEPT);
     // A paged request: one quantum of work, a page and a token.
@@ -243,7 +248,8 @@ async fn handle(
         if *method == Method::POST {
             return Err(RequestError::BadRequest("no query parameter".into()));
         }
-        return service_description(headers, uri, accept, params.format.as_deref());
+        let updates = state.config.update_token.is_some();
+        return service_description(headers, uri, accept, params.format.as_deref(), updates);
     };
     let solutions_format = negotiate::solutions_format(accept, params.format.as_deref());
     let graph_format = negotiate::graph_format(accept, params.format.as_deref());
@@ -522,6 +528,7 @@ fn service_description(
     uri: &Uri,
     accept: Option<&str>,
     format: Option<&str>,
+    updates: bool,
 ) -> Result<Response, RequestError> {
     let format = negotiate::graph_format(accept, format).ok_or_else(|| {
         RequestError::NotAcceptable(
@@ -530,7 +537,8 @@ fn service_description(
                 .into(),
         )
     })?;
-    let mut response = service::describe(&endpoint_iri(headers, uri), format).into_response();
+    let mut response =
+        service::describe(&endpoint_iri(headers, uri), format, updates).into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         content_type_value(format.media_type()),

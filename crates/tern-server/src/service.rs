@@ -6,7 +6,9 @@ use tern_export::{GraphFormat, Prefixes, SolutionsFormat};
 const SD: &str = "http://www.w3.org/ns/sparql-service-description#";
 const FORMATS: &str = "http://www.w3.org/ns/formats/";
 
-pub fn describe(endpoint: &str, format: GraphFormat) -> Vec<u8> {
+/// `updates`: the server takes SPARQL Update and Graph Store Protocol
+/// writes (it was given a write credential).
+pub fn describe(endpoint: &str, format: GraphFormat, updates: bool) -> Vec<u8> {
     let sd = |local: &str| NamedNode::new_unchecked(format!("{SD}{local}"));
     let service = BlankNode::new_unchecked("service");
     let mut triples = vec![
@@ -23,6 +25,13 @@ pub fn describe(endpoint: &str, format: GraphFormat) -> Vec<u8> {
         ),
         Triple::new(service.clone(), sd("feature"), sd("UnionDefaultGraph")),
     ];
+    if updates {
+        triples.push(Triple::new(
+            service.clone(),
+            sd("supportedLanguage"),
+            sd("SPARQL11Update"),
+        ));
+    }
     let result_formats = SolutionsFormat::ALL
         .iter()
         .filter_map(|f| match f {

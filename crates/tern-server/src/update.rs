@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 use std::time::Instant;
 use tern_engine::{CancelFlag, UpdateReport, UpdateRequest, QUERY_STACK_BYTES};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, OwnedSemaphorePermit};
 
 /// Refuses a request without the write credential: 403 when the server
 /// takes no updates at all, 401 without credentials, 403 with wrong ones.
@@ -46,6 +46,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 pub async fn handle(
     state: &Arc<AppState>,
+    _slot: Option<crate::clients::ClientSlot>,
     headers: &HeaderMap,
     params: QueryParams,
     text: String,
@@ -102,6 +103,23 @@ pub async fn handle(
     Ok(response)
 }
 
+/// Most threads running writes at once. Writers take the store one at a
+/// time, so more would only wait there; these few are enough for the log's
+/// group commit to gather many acknowledgements per sync. Requests beyond
+/// wait for a thread (each client is limited by `--max-per-client`).
+pub const WRITE_THREADS: usize = 64;
+
+/// A thread for a write, held by the write until it ends (even if its
+/// client has gone).
+pub async fn write_permit(state: &AppState) -> Result<OwnedSemaphorePermit, RequestError> {
+    state
+        .writers
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| RequestError::Internal("the server is shutting down".into()))
+}
+
 /// Runs an update on a thread with a query thread's stack (its WHERE
 /// clauses are queries).
 pub async fn run(
@@ -110,12 +128,14 @@ pub async fn run(
     request: UpdateRequest,
 ) -> Result<UpdateReport, RequestError> {
     let engine = state.engine.clone();
+    let permit = write_permit(state).await?;
     let (done, result) = oneshot::channel();
     std::thread::Builder::new()
         .name("tern-update".into())
         .stack_size(QUERY_STACK_BYTES)
         .spawn(move || {
             let _ = done.send(engine.update(&text, &request));
+            drop(permit);
         })
         .map_err(|e| RequestError::Internal(format!("cannot start the update: {e}")))?;
     let report = result

@@ -45,13 +45,13 @@ fn target(graph: &GraphName) -> GraphTarget {
 
 impl Engine {
     /// Replaces (`replace`) or adds to the triples of `graph` with those of
-    /// an RDF document. Documents with named graphs (N-Quads, TriG) are
+    /// RDF documents (one, or the parts of a multipart body), in one
+    /// transaction. Documents with named graphs (N-Quads, TriG) are
     /// refused: a graph's body is triples.
-    pub fn write_graph(
+    pub fn write_graph<R: Read>(
         &self,
         graph: &GraphName,
-        body: impl Read,
-        format: RdfFormat,
+        documents: Vec<(RdfFormat, R)>,
         base_iri: Option<&str>,
         replace: bool,
     ) -> Result<GraphWrite, EngineError> {
@@ -60,24 +60,27 @@ impl Engine {
         if replace {
             graph_ops::clear(&mut tx, &target(graph), true, false)?;
         }
-        let mut parser = RdfParser::from_format(format);
-        if let Some(base) = base_iri {
-            parser = parser
-                .with_base_iri(base)
-                .map_err(|e| EngineError::Update(e.to_string()))?;
-        }
-        let mut fresh: FxHashMap<BlankNode, BlankNode> = FxHashMap::default();
-        for quad in parser.for_reader(body) {
-            let quad =
-                quad.map_err(|e| EngineError::Update(format!("{} body: {e}", format.name())))?;
-            if !quad.graph_name.is_default_graph() {
-                return Err(EngineError::Update(format!(
-                    "the body names graph {}: a graph's body holds triples \
-                     (send Turtle, N-Triples, RDF/XML or JSON-LD)",
-                    quad.graph_name
-                )));
+        for (format, body) in documents {
+            let mut parser = RdfParser::from_format(format);
+            if let Some(base) = base_iri {
+                parser = parser
+                    .with_base_iri(base)
+                    .map_err(|e| EngineError::Update(e.to_string()))?;
             }
-            insert_renamed(&mut tx, quad, graph, &mut fresh)?;
+            // Blank node labels are scoped to their document.
+            let mut fresh: FxHashMap<BlankNode, BlankNode> = FxHashMap::default();
+            for quad in parser.for_reader(body) {
+                let quad =
+                    quad.map_err(|e| EngineError::Update(format!("{} body: {e}", format.name())))?;
+                if !quad.graph_name.is_default_graph() {
+                    return Err(EngineError::Update(format!(
+                        "the body names graph {}: a graph's body holds triples \
+                         (send Turtle, N-Triples, RDF/XML or JSON-LD)",
+                        quad.graph_name
+                    )));
+                }
+                insert_renamed(&mut tx, quad, graph, &mut fresh)?;
+            }
         }
         let committed = tx.commit()?;
         Ok(GraphWrite {
