@@ -243,3 +243,39 @@ fn blank_nodes_are_fresh_and_survive_compaction() {
         1
     );
 }
+
+#[test]
+fn a_scan_resumed_after_a_row_skips_the_changes_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = make_store(dir.path());
+    let mut tx = store.begin().unwrap();
+    for s in [1u8, 3, 5] {
+        tx.insert(quad(s, 1, 9, false).as_ref()).unwrap();
+    }
+    tx.commit().unwrap();
+    let mut tx = store.begin().unwrap();
+    tx.insert(quad(2, 1, 8, false).as_ref()).unwrap();
+    tx.delete(quad(0, 0, 0, false).as_ref()).unwrap();
+    tx.commit().unwrap();
+    let snapshot = store.snapshot();
+    for perm in Permutation::ALL {
+        let all: Vec<[u64; 4]> = snapshot
+            .scan(perm, &[], ScanRange::ALL)
+            .flat_map(|b| {
+                let b = b.unwrap();
+                (0..b.len()).map(move |i| b.row(i)).collect::<Vec<_>>()
+            })
+            .collect();
+        for cut in 0..all.len() {
+            let mut scan = snapshot.scan(perm, &[], ScanRange::ALL);
+            scan.resume_after(all[cut]);
+            let rest: Vec<[u64; 4]> = scan
+                .flat_map(|b| {
+                    let b = b.unwrap();
+                    (0..b.len()).map(move |i| b.row(i)).collect::<Vec<_>>()
+                })
+                .collect();
+            assert_eq!(rest, all[cut + 1..], "{perm:?} after row {cut}");
+        }
+    }
+}

@@ -39,22 +39,23 @@ pub fn delete_insert(
     request: &UpdateRequest,
 ) -> Result<(), EngineError> {
     let snapshot = tx.snapshot();
-    let (default_graphs, named_graphs) = match (&request.using_graphs, modify.using) {
-        // The protocol's using-graph-uri replaces USING and WITH.
-        (Some(using), _) => (
-            Some(using.clone()),
-            Some(request.using_named_graphs.clone().unwrap_or_default()),
-        ),
-        // WITH (a dataset without named part): it names the default graph;
-        // the named graphs stay the store's.
-        (
-            None,
+    let (default_graphs, named_graphs) = match (&request.using_graphs, &request.using_named_graphs)
+    {
+        // WITH (a dataset without named part) names the default graph; the
+        // named graphs stay the store's.
+        (None, None) => match modify.using {
             Some(QueryDataset {
                 default,
                 named: None,
-            }),
-        ) => (Some(default.clone()), Some(named_graph_iris(&snapshot)?)),
-        _ => (None, None),
+            }) => (Some(default.clone()), Some(named_graph_iris(&snapshot)?)),
+            _ => (None, None),
+        },
+        // The protocol's using-graph-uri and using-named-graph-uri replace
+        // USING and WITH; either one alone leaves the other part empty.
+        (default, named) => (
+            Some(default.clone().unwrap_or_default()),
+            Some(named.clone().unwrap_or_default()),
+        ),
     };
     let query = Query::Select {
         dataset: modify.using.cloned(),

@@ -29,7 +29,11 @@ impl BuildDir {
                 .map(|mut d| d.next().is_none())
                 .unwrap_or(false);
             if !is_empty_dir {
-                if !target.join(META_FILE).exists() {
+                // A store whose base a compaction replaced has its base in
+                // bases/ and `store.json` on top.
+                let is_store =
+                    target.join(META_FILE).exists() || target.join("store.json").exists();
+                if !is_store {
                     return Err(LoadError::NotAnIndex {
                         path: target.to_owned(),
                     });

@@ -19,6 +19,8 @@ pub struct ChangeCursor {
     at: Vec<(usize, usize)>,
     /// The run indexes of `at`, newest first.
     order: Vec<usize>,
+    /// The next change, found once per step rather than on every look.
+    head: Option<(Row, bool)>,
 }
 
 impl ChangeCursor {
@@ -28,6 +30,7 @@ impl ChangeCursor {
             perm,
             at: Vec::new(),
             order: Vec::new(),
+            head: None,
         };
         cursor.reset(lo, hi);
         cursor
@@ -47,14 +50,23 @@ impl ChangeCursor {
                 }
             }
         }
+        self.head = self.find_head();
     }
 
     pub fn is_empty(&self) -> bool {
-        self.at.iter().all(|(start, end)| start >= end)
+        self.head.is_none()
     }
 
     /// The next change without taking it.
+    #[inline]
     pub fn peek(&self) -> Option<(Row, bool)> {
+        self.head
+    }
+
+    fn find_head(&self) -> Option<(Row, bool)> {
+        if let [(start, end)] = self.at[..] {
+            return (start < end).then(|| self.runs.0[self.order[0]].row_at(self.perm, start));
+        }
         let mut best: Option<(Row, bool)> = None;
         for (k, &(start, end)) in self.at.iter().enumerate() {
             if start < end {
@@ -70,12 +82,13 @@ impl ChangeCursor {
 
     /// Takes the next change (every run's entry for that row).
     pub fn next_change(&mut self) -> Option<(Row, bool)> {
-        let best = self.peek()?;
+        let best = self.head?;
         for (k, (start, end)) in self.at.iter_mut().enumerate() {
             if *start < *end && self.runs.0[self.order[k]].row_at(self.perm, *start).0 == best.0 {
                 *start += 1;
             }
         }
+        self.head = self.find_head();
         Some(best)
     }
 
@@ -87,6 +100,7 @@ impl ChangeCursor {
                 .rows_from(self.perm, *start, *end)
                 .partition_point(|(r, _)| r <= row);
         }
+        self.head = self.find_head();
     }
 }
 
@@ -131,7 +145,7 @@ impl MergedScan {
         while let Some((row, insert)) = self.changes.peek().filter(|(row, _)| *row <= last) {
             self.changes.next_change();
             // Base rows before the change go over as one stretch.
-            let at = copied + partition(batch.len() - copied, |i| batch.row(copied + i) < row);
+            let at = gallop(&batch, copied, &row);
             copy(&batch, copied, at, &mut out);
             copied = at;
             if insert {
@@ -159,6 +173,21 @@ impl MergedScan {
         }
         (!out.is_empty()).then_some(out)
     }
+}
+
+/// The first position from `from` on whose row is not below `row`: steps
+/// of 1, 2, 4… then a binary search, since with many changes in a batch the
+/// next one is mostly near.
+fn gallop(batch: &Batch, from: usize, row: &Row) -> usize {
+    let n = batch.len();
+    let below = |i: usize| batch.row(i) < *row;
+    let (mut lo, mut step) = (from, 1);
+    while lo + step <= n && below(lo + step - 1) {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(n);
+    lo + partition(hi - lo, |i| below(lo + i))
 }
 
 /// Index of the first `i` in `0..n` for which `pred` is false.

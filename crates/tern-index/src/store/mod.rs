@@ -354,13 +354,15 @@ fn fresh(base: Arc<Index>, seq: u64) -> Snapshot {
 
 /// `snapshot` with one logged update applied.
 fn replay(snapshot: Snapshot, record: &wal::Record) -> Result<Snapshot> {
-    let changes = record::decode(&record.payload).map_err(|reason| IndexError::Corrupt {
+    let corrupt = |reason: String| IndexError::Corrupt {
         path: snapshot.dir().join(layout::WAL_DIR),
         reason: format!("log record {}: {reason}", record.seq),
-    })?;
-    let mut staged = Staged::new(snapshot);
-    for change in &changes {
-        staged.apply(change.quad.as_ref(), change.insert)?;
-    }
+    };
+    let mut staged = Staged::replaying(snapshot.clone());
+    record::decode_each(&record.payload, |quad, insert| {
+        staged.apply(quad, insert).map_err(|e| e.to_string())?;
+        Ok(())
+    })
+    .map_err(corrupt)?;
     Ok(staged.committed(record.seq))
 }

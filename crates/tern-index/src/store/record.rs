@@ -32,6 +32,33 @@ pub fn encode(changes: &[QuadChange]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// Calls `each` with every change of a payload, in order, without keeping
+/// them (replaying a long log allocates per change only what `each` keeps).
+pub fn decode_each(
+    payload: &[u8],
+    mut each: impl FnMut(oxrdf::QuadRef<'_>, bool) -> Result<(), String>,
+) -> Result<(), String> {
+    let newline = payload
+        .iter()
+        .position(|&b| b == b'\n')
+        .ok_or("no flags line")?;
+    let flags = &payload[..newline];
+    let mut seen = 0;
+    for (quad, &flag) in NQuadsParser::new()
+        .for_slice(&payload[newline + 1..])
+        .zip(flags)
+    {
+        let quad = quad.map_err(|e| e.to_string())?;
+        each(quad.as_ref(), flag == b'+')?;
+        seen += 1;
+    }
+    if seen != flags.len() {
+        return Err(format!("{} flags for {seen} quads", flags.len()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
 pub fn decode(payload: &[u8]) -> Result<Vec<QuadChange>, String> {
     let newline = payload
         .iter()

@@ -23,6 +23,8 @@ pub(crate) struct Staged {
     pub vocab_len_before: u64,
     pub changes: Vec<Change>,
     pub record: Vec<QuadChange>,
+    /// Keep the changes as terms for the log (not when replaying it).
+    logging: bool,
     /// The visibility this transaction gave quads it changed.
     visible: FxHashMap<[u64; 4], bool>,
     /// Blank nodes numbered below this exist.
@@ -40,9 +42,18 @@ impl Staged {
             base,
             changes: Vec::new(),
             record: Vec::new(),
+            logging: true,
             visible: FxHashMap::default(),
             fresh_labels: FxHashMap::default(),
             key: Vec::new(),
+        }
+    }
+
+    /// Changes staged to replay the log: they are logged already.
+    pub fn replaying(base: Snapshot) -> Staged {
+        Staged {
+            logging: false,
+            ..Staged::new(base)
         }
     }
 
@@ -83,10 +94,12 @@ impl Staged {
         }
         self.visible.insert(ids, insert);
         self.changes.push(Change { quad: ids, insert });
-        self.record.push(QuadChange {
-            quad: quad.into_owned(),
-            insert,
-        });
+        if self.logging {
+            self.record.push(QuadChange {
+                quad: quad.into_owned(),
+                insert,
+            });
+        }
         Ok(true)
     }
 
