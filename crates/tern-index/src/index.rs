@@ -190,15 +190,18 @@ impl Index {
                     .map(Id::blank_node),
                 _ => None,
             }),
-            Classified::Vocab => {
-                if let Some(found) = self.found_keys.get(key.as_slice()) {
-                    return Ok(found.map(Id::vocab));
-                }
-                let found = self.vocab.find(&key)?;
-                self.found_keys.insert(key, found);
-                Ok(found.map(Id::vocab))
-            }
+            Classified::Vocab => self.vocab_id(&key),
         }
+    }
+
+    /// The ID of the vocabulary term with key `key` (see `term_key`).
+    pub(crate) fn vocab_id(&self, key: &[u8]) -> Result<Option<Id>> {
+        if let Some(found) = self.found_keys.get(key) {
+            return Ok(found.map(Id::vocab));
+        }
+        let found = self.vocab.find(key)?;
+        self.found_keys.insert(key.to_vec(), found);
+        Ok(found.map(Id::vocab))
     }
 
     /// The term of an ID; `None` for [`Id::UNDEFINED`] and per-query IDs.

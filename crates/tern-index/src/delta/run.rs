@@ -60,10 +60,16 @@ impl Run {
             rows.sort_unstable_by_key(|r| r.0);
             rows
         });
+        Run::from_rows(rows)
+    }
+
+    /// A run of rows already sorted in each permutation's order.
+    fn from_rows(rows: [Vec<(Row, bool)>; 6]) -> Run {
+        let spo = &rows[Permutation::Spo as usize];
         let net_by = |column: usize| {
             let mut net: FxHashMap<u64, i64> = FxHashMap::default();
-            for &(quad, insert) in &quads {
-                *net.entry(quad[column]).or_default() += if insert { 1 } else { -1 };
+            for &(row, insert) in spo {
+                *net.entry(row[column]).or_default() += if insert { 1 } else { -1 };
             }
             sorted_nonzero(net)
         };
@@ -88,39 +94,12 @@ impl Run {
     }
 
     /// `older` then `newer` as one run: a quad changed in both was changed
-    /// back (changes alternate), so the two cancel out.
+    /// back (changes alternate), so the two cancel out. Each permutation's
+    /// rows are merged in one pass (both runs are sorted already).
     pub fn merge(older: &Run, newer: &Run) -> Run {
-        let spo = Permutation::Spo as usize;
-        let (a, b) = (&older.rows[spo], &newer.rows[spo]);
-        let mut quads = Vec::with_capacity(a.len() + b.len());
-        let (mut i, mut j) = (0, 0);
-        while i < a.len() || j < b.len() {
-            let order = match (a.get(i), b.get(j)) {
-                (Some(x), Some(y)) => x.0.cmp(&y.0),
-                (Some(_), None) => Ordering::Less,
-                _ => Ordering::Greater,
-            };
-            match order {
-                Ordering::Less => {
-                    quads.push(a[i]);
-                    i += 1;
-                }
-                Ordering::Greater => {
-                    quads.push(b[j]);
-                    j += 1;
-                }
-                Ordering::Equal => {
-                    if a[i].1 == b[j].1 {
-                        // Not alternating: cannot come from effective
-                        // changes, but the newer one is the truth.
-                        quads.push(b[j]);
-                    }
-                    i += 1;
-                    j += 1;
-                }
-            }
-        }
-        Run::from_quads(quads)
+        Run::from_rows(std::array::from_fn(|p| {
+            merge_sorted(&older.rows[p], &newer.rows[p])
+        }))
     }
 
     pub fn len(&self) -> usize {
@@ -197,8 +176,39 @@ impl Run {
     }
 }
 
-/// A Bloom filter of the two-column prefixes of a run's rows: about 12 bits
-/// per distinct prefix, 3 probes, under 1% false positives.
+/// Two sorted lists of changes as one: equal rows cancel out (changes to
+/// one quad alternate), unless both say the same, where the newer one wins.
+fn merge_sorted(older: &[(Row, bool)], newer: &[(Row, bool)]) -> Vec<(Row, bool)> {
+    let mut out = Vec::with_capacity(older.len() + newer.len());
+    let (mut i, mut j) = (0, 0);
+    while i < older.len() && j < newer.len() {
+        match older[i].0.cmp(&newer[j].0) {
+            Ordering::Less => {
+                out.push(older[i]);
+                i += 1;
+            }
+            Ordering::Greater => {
+                out.push(newer[j]);
+                j += 1;
+            }
+            Ordering::Equal => {
+                if older[i].1 == newer[j].1 {
+                    // Not alternating: cannot come from effective
+                    // changes, but the newer one is the truth.
+                    out.push(newer[j]);
+                }
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out.extend_from_slice(&older[i..]);
+    out.extend_from_slice(&newer[j..]);
+    out
+}
+
+/// A Bloom filter of the two-column prefixes of a run's rows: 12 to 24
+/// bits per row, 3 probes, under 1% false positives.
 #[derive(Debug, Default)]
 struct PrefixFilter {
     bits: Vec<u64>,
@@ -208,12 +218,9 @@ impl PrefixFilter {
     const PROBES: u64 = 3;
 
     fn of(rows: &[(Row, bool)]) -> PrefixFilter {
-        let distinct = rows
-            .windows(2)
-            .filter(|w| w[0].0[..2] != w[1].0[..2])
-            .count()
-            + 1;
-        let words = (distinct * 12 / 64).next_power_of_two().max(1);
+        // Sized by rows, not distinct prefixes (counting them is another
+        // pass): more bits where rows share prefixes, fewer false positives.
+        let words = (rows.len() * 12 / 64).next_power_of_two().max(1);
         let mut filter = PrefixFilter {
             bits: vec![0; words],
         };

@@ -168,10 +168,8 @@ impl Store {
         // version stays and the build changes, so no token of the snapshot
         // before is taken for the one after.
         let version = snapshot.version();
-        let mut next = fresh(base, version).with_blank_nodes(snapshot.delta().blank_nodes);
-        for record in &records {
-            next = replay(next, record)?;
-        }
+        let next = fresh(base, version).with_blank_nodes(snapshot.delta().blank_nodes);
+        let next = replay(next, &records)?;
         let next = next.with_blank_nodes(head.snapshot.delta().blank_nodes);
         let layout = Layout {
             base: relative,

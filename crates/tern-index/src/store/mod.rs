@@ -132,10 +132,8 @@ impl Store {
         } else {
             (None, wal::read_only(&dir.join(layout::WAL_DIR))?)
         };
-        let mut snapshot = fresh(base, layout.seq);
-        for record in records.into_iter().filter(|r| r.seq > layout.seq) {
-            snapshot = replay(snapshot, &record)?;
-        }
+        let records: Vec<_> = records.into_iter().filter(|r| r.seq > layout.seq).collect();
+        let snapshot = replay(fresh(base, layout.seq), &records)?;
         let store = Store::with_snapshot(Some(dir.to_owned()), wal, snapshot, options);
         *store.lock.lock().unwrap() = lock;
         Ok(store)
@@ -352,17 +350,24 @@ fn fresh(base: Arc<Index>, seq: u64) -> Snapshot {
     )
 }
 
-/// `snapshot` with one logged update applied.
-fn replay(snapshot: Snapshot, record: &wal::Record) -> Result<Snapshot> {
-    let corrupt = |reason: String| IndexError::Corrupt {
-        path: snapshot.dir().join(layout::WAL_DIR),
-        reason: format!("log record {}: {reason}", record.seq),
+/// `snapshot` with logged updates applied, in order, as one run: the
+/// snapshots in between are of no use after a restart, and one run is
+/// built once where a run per update would be merged again and again.
+fn replay(snapshot: Snapshot, records: &[wal::Record]) -> Result<Snapshot> {
+    let Some(last) = records.last() else {
+        return Ok(snapshot);
     };
     let mut staged = Staged::replaying(snapshot.clone());
-    record::decode_each(&record.payload, |quad, insert| {
-        staged.apply(quad, insert).map_err(|e| e.to_string())?;
-        Ok(())
-    })
-    .map_err(corrupt)?;
-    Ok(staged.committed(record.seq))
+    for record in records {
+        let corrupt = |reason: String| IndexError::Corrupt {
+            path: snapshot.dir().join(layout::WAL_DIR),
+            reason: format!("log record {}: {reason}", record.seq),
+        };
+        record::decode_each(&record.payload, |quad, insert| {
+            staged.apply(quad, insert).map_err(|e| e.to_string())?;
+            Ok(())
+        })
+        .map_err(corrupt)?;
+    }
+    Ok(staged.committed(last.seq))
 }

@@ -25,6 +25,8 @@ pub(crate) struct Staged {
     pub record: Vec<QuadChange>,
     /// Keep the changes as terms for the log (not when replaying it).
     logging: bool,
+    /// Terms (and blank nodes) this transaction made so far.
+    created: u64,
     /// The visibility this transaction gave quads it changed.
     visible: FxHashMap<[u64; 4], bool>,
     /// Blank nodes numbered below this exist.
@@ -43,6 +45,7 @@ impl Staged {
             changes: Vec::new(),
             record: Vec::new(),
             logging: true,
+            created: 0,
             visible: FxHashMap::default(),
             fresh_labels: FxHashMap::default(),
             key: Vec::new(),
@@ -72,6 +75,7 @@ impl Staged {
             graph,
         ];
         let mut ids = [0u64; 4];
+        let terms_before = self.created;
         for (slot, term) in ids.iter_mut().zip(terms) {
             *slot = match term {
                 None => Id::DEFAULT_GRAPH.0,
@@ -84,6 +88,8 @@ impl Staged {
         }
         let now_visible = match self.visible.get(&ids) {
             Some(&v) => v,
+            // A quad with a term made just now cannot be there yet.
+            None if self.created > terms_before => false,
             None => {
                 let prefix = ids.map(Id);
                 self.base.count(Permutation::Spo, &prefix, ScanRange::ALL)? > 0
@@ -117,6 +123,7 @@ impl Staged {
                     if create {
                         // A node numbered by the update that logged it.
                         self.blank_nodes = n + 1;
+                        self.created += 1;
                         return Ok(Some(Id::blank_node(n)));
                     }
                     return Ok(None);
@@ -129,11 +136,12 @@ impl Staged {
                 }
                 let n = self.blank_nodes;
                 self.blank_nodes += 1;
+                self.created += 1;
                 self.fresh_labels.insert(label.to_owned(), n);
                 Ok(Some(Id::blank_node(n)))
             }
             Classified::Vocab => {
-                if let Some(id) = self.base.base().id_of(term)? {
+                if let Some(id) = self.base.base().vocab_id(&self.key)? {
                     return Ok(Some(id));
                 }
                 let key = std::str::from_utf8(&self.key).map_err(|_| IndexError::Corrupt {
@@ -150,6 +158,7 @@ impl Staged {
                 }
                 let position = view.len();
                 vocab.append([Arc::<str>::from(key)]);
+                self.created += 1;
                 Ok(Some(Id::delta_vocab(position)))
             }
         }
