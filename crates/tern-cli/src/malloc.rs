@@ -18,41 +18,33 @@ pub fn single_arena() {
     }
 }
 
-/// Hands freed memory back to the system when the arena holds more than
-/// [`MAX_HELD_FREE`] of it, at most once per [`MIN_TRIM_INTERVAL`]. glibc
-/// keeps what a peak freed in its arena (a 200-client load left the idle
-/// server at 5.5 GB), so the server calls this whenever its last running
-/// query ends. A trim walks the arena under its lock and gives back every
-/// free page, which the next queries fault in again; free memory that is
-/// fragmented stays counted as free after a trim. With one client the
-/// server is idle after every query, and trimming each time made a 0.85 ms
-/// query take 1.9 ms once a compaction had left a large, fragmented heap
-/// behind: hence the threshold and the interval.
+/// Hands freed memory back to the system when the arena holds
+/// [`MAX_HELD_FREE`] more free memory than it did after the last trim.
+/// glibc keeps what a peak freed in its arena (a 200-client load left the
+/// idle server at 5.5 GB), so the server calls this whenever its last
+/// running query ends. A trim walks the arena under its lock and gives back
+/// every free page, which the next queries fault in again; free memory too
+/// fragmented to give back stays counted as free after a trim. With one
+/// client the server is idle after every query, and trimming each time made
+/// a 0.85 ms query take 1.9 ms once a compaction had left a large,
+/// fragmented heap behind: hence comparing with what the last trim left.
 pub fn trim_if_holding() {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    use std::time::{SystemTime, UNIX_EPOCH};
-    static LAST_TRIM_MS: AtomicU64 = AtomicU64::new(0);
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    let last = LAST_TRIM_MS.load(Ordering::Relaxed);
-    if now.saturating_sub(last) < MIN_TRIM_INTERVAL.as_millis() as u64
-        || LAST_TRIM_MS
-            .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
-    {
-        return;
-    }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallinfo2 only reads the allocator's statistics, under the
-    // arena's lock.
-    if unsafe { libc::mallinfo2() }.fordblks > MAX_HELD_FREE {
-        trim();
+    {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static FREE_AFTER_LAST_TRIM: AtomicUsize = AtomicUsize::new(0);
+        // SAFETY: mallinfo2 only reads the allocator's statistics, under
+        // the arena's lock.
+        let free = unsafe { libc::mallinfo2() }.fordblks;
+        let floor = FREE_AFTER_LAST_TRIM.load(Ordering::Relaxed);
+        if free > floor.saturating_add(MAX_HELD_FREE) {
+            trim();
+            // SAFETY: as above.
+            let left = unsafe { libc::mallinfo2() }.fordblks;
+            FREE_AFTER_LAST_TRIM.store(left, Ordering::Relaxed);
+        }
     }
 }
-
-/// Trims are at least this far apart.
-const MIN_TRIM_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Hands all freed memory back to the system (walks the arena under its
 /// lock: a few milliseconds for a large heap).

@@ -14,12 +14,10 @@ use axum::body::Body;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use bytes::Bytes;
 use http_body_util::BodyExt;
 use oxrdf::{GraphName, NamedNode};
 use oxrdfio::RdfFormat;
-use std::io::Read;
-use std::sync::mpsc;
+use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;
 use tern_engine::{graph_exists, GraphWrite};
@@ -113,13 +111,7 @@ async fn serve(
             };
             let engine = state.engine.clone();
             let shown = graph.to_string();
-            let permit = update::write_permit(state).await?;
-            let deleted = blocking(move || {
-                let deleted = engine.delete_graph(&graph);
-                drop(permit);
-                deleted
-            })
-            .await?;
+            let deleted = blocking(state, move || engine.delete_graph(&graph)).await?;
             match deleted {
                 Some(write) => Ok(written(&write, received)),
                 None => Err(RequestError::NotFound(format!(
@@ -283,9 +275,10 @@ fn media_format(content_type: Option<&str>) -> Result<RdfFormat, RequestError> {
     })
 }
 
-/// Streams the body into the engine's graph write on a thread of its own:
-/// the async side hands chunks over a small bounded channel, so a large
-/// body is never held whole.
+/// Writes a body into a graph. The body is first spooled to a temporary
+/// file as it arrives (bounded memory, at most `--max-update-bytes`), so a
+/// slow client never holds the store's write lock: the transaction starts
+/// once the whole body is there, and parses it from the file.
 async fn write(
     state: &Arc<AppState>,
     graph: GraphName,
@@ -294,57 +287,79 @@ async fn write(
     base_iri: String,
     replace: bool,
 ) -> Result<GraphWrite, RequestError> {
-    let (chunks, receiver) = mpsc::sync_channel::<Result<Bytes, String>>(8);
-    let engine = state.engine.clone();
-    let permit = update::write_permit(state).await?;
-    let (done, result) = oneshot::channel();
-    std::thread::Builder::new()
-        .name("tern-graph-store".into())
-        .spawn(move || {
-            let reader = ChannelReader {
-                chunks: receiver,
-                current: Bytes::new(),
-            };
-            let documents = vec![(format, reader)];
-            let _ = done.send(engine.write_graph(&graph, documents, Some(&base_iri), replace));
-            drop(permit);
-        })
-        .map_err(|e| RequestError::Internal(format!("cannot start the write: {e}")))?;
-    let timeout = state.config.body_timeout;
+    let spool = Spool::new()?;
+    let mut file = std::io::BufWriter::new(spool.create()?);
+    let limit = state.config.max_update_bytes;
+    let mut received = 0usize;
     loop {
-        let frame = match tokio::time::timeout(timeout, body.frame()).await {
-            Ok(frame) => frame,
-            Err(_) => {
-                let _ = chunks.send(Err("the request body stopped arriving".into()));
-                break;
-            }
+        let frame = tokio::time::timeout(state.config.body_timeout, body.frame())
+            .await
+            .map_err(|_| RequestError::SlowClient("the request body stopped arriving".into()))?;
+        let Some(frame) = frame else { break };
+        let frame = frame
+            .map_err(|e| RequestError::BadRequest(format!("cannot read the request body: {e}")))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
         };
-        match frame {
-            None => break,
-            Some(Ok(frame)) => {
-                let Ok(data) = frame.into_data() else {
-                    continue;
-                };
-                let sender = chunks.clone();
-                // The channel is bounded: wait for the parser off the runtime.
-                let sent = tokio::task::spawn_blocking(move || sender.send(Ok(data)).is_ok())
-                    .await
-                    .unwrap_or(false);
-                if !sent {
-                    break; // The parser stopped (bad body): its error says why.
-                }
-            }
-            Some(Err(e)) => {
-                let _ = chunks.send(Err(format!("cannot read the request body: {e}")));
-                break;
-            }
+        received += data.len();
+        if received > limit {
+            return Err(RequestError::TooLarge {
+                len: received,
+                max: limit,
+            });
         }
+        file.write_all(&data).map_err(|e| spool.failed(e))?;
     }
-    drop(chunks);
-    let write = result
-        .await
-        .map_err(|_| RequestError::Internal("the write ended without an answer".into()))?;
-    Ok(write?)
+    file.flush().map_err(|e| spool.failed(e))?;
+    drop(file);
+    let engine = state.engine.clone();
+    blocking(state, move || {
+        let reader = std::io::BufReader::with_capacity(1 << 20, spool.open()?);
+        let written = engine.write_graph(&graph, vec![(format, reader)], Some(&base_iri), replace);
+        drop(spool);
+        written
+    })
+    .await
+}
+
+/// A temporary file holding a request body, removed when dropped.
+struct Spool {
+    path: std::path::PathBuf,
+}
+
+impl Spool {
+    fn new() -> Result<Spool, RequestError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let name = format!("tern-graph-body-{}-{n}", std::process::id());
+        Ok(Spool {
+            path: std::env::temp_dir().join(name),
+        })
+    }
+
+    fn create(&self) -> Result<std::fs::File, RequestError> {
+        std::fs::File::create(&self.path).map_err(|e| self.failed(e))
+    }
+
+    fn open(&self) -> Result<std::fs::File, tern_engine::EngineError> {
+        std::fs::File::open(&self.path).map_err(|e| {
+            tern_engine::EngineError::Update(format!("cannot read the spooled body: {e}"))
+        })
+    }
+
+    fn failed(&self, e: std::io::Error) -> RequestError {
+        RequestError::Internal(format!(
+            "cannot spool the body to {}: {e}",
+            self.path.display()
+        ))
+    }
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 /// A multipart body: read whole (within the update size limit), split, and
@@ -382,30 +397,27 @@ async fn write_multipart(
         documents.push((format, part.body.to_vec()));
     }
     let engine = state.engine.clone();
-    let permit = update::write_permit(state).await?;
-    blocking(move || {
+    blocking(state, move || {
         let documents = documents
             .into_iter()
             .map(|(f, b)| (f, std::io::Cursor::new(b)))
             .collect();
-        let written = engine.write_graph(&graph, documents, Some(&base_iri), replace);
-        drop(permit);
-        written
+        engine.write_graph(&graph, documents, Some(&base_iri), replace)
     })
     .await
 }
 
-/// Runs a store write on a thread of its own.
+/// Runs a store write on a write thread, in one of the write places.
 async fn blocking<T: Send + 'static>(
+    state: &AppState,
     work: impl FnOnce() -> Result<T, tern_engine::EngineError> + Send + 'static,
 ) -> Result<T, RequestError> {
+    let permit = update::write_permit(state).await?;
     let (done, result) = oneshot::channel();
-    std::thread::Builder::new()
-        .name("tern-graph-store".into())
-        .spawn(move || {
-            let _ = done.send(work());
-        })
-        .map_err(|e| RequestError::Internal(format!("cannot start the write: {e}")))?;
+    state.write_pool.run(move || {
+        let _ = done.send(work());
+        drop(permit);
+    })?;
     Ok(result
         .await
         .map_err(|_| RequestError::Internal("the write ended without an answer".into()))??)
@@ -429,25 +441,4 @@ fn written(write: &GraphWrite, received: Instant) -> Response {
         StatusCode::NO_CONTENT
     };
     status.into_response()
-}
-
-/// A `Read` over body chunks sent from the async side.
-struct ChannelReader {
-    chunks: mpsc::Receiver<Result<Bytes, String>>,
-    current: Bytes,
-}
-
-impl Read for ChannelReader {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        while self.current.is_empty() {
-            match self.chunks.recv() {
-                Ok(Ok(chunk)) => self.current = chunk,
-                Ok(Err(reason)) => return Err(std::io::Error::other(reason)),
-                Err(_) => return Ok(0),
-            }
-        }
-        let n = buf.len().min(self.current.len());
-        buf[..n].copy_from_slice(&self.current.split_to(n));
-        Ok(n)
-    }
 }

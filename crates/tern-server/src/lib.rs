@@ -34,6 +34,7 @@ mod scheduler;
 mod server;
 mod service;
 mod update;
+mod write_pool;
 
 pub use config::{IdleHook, ServerConfig};
 pub use error::RequestError;
@@ -87,7 +88,8 @@ pub async fn serve(
         paging: Arc::new(paging),
         config,
         metrics: metrics::Metrics::default(),
-        writers: Arc::new(tokio::sync::Semaphore::new(update::WRITE_THREADS)),
+        writers: Arc::new(tokio::sync::Semaphore::new(update::WRITE_PLACES)),
+        write_pool: write_pool::WritePool::new(write_pool::WritePool::THREADS)?,
     });
     let header_timeout = state.config.header_timeout;
     listen::serve(listener, server::router(state), header_timeout, shutdown).await

@@ -82,8 +82,10 @@ impl Paging {
         let base = token.index_id.split('@').next().unwrap_or_default();
         if !self.store.knows_base(base) {
             return Err(RequestError::BadRequest(format!(
-                "the continuation token was issued for data {}; this server serves {}",
+                "the continuation token was issued for index {base} (snapshot {}); this \
+                 server serves index {} (snapshot {})",
                 token.index_id,
+                current.meta().index_id,
                 current.name()
             )));
         }

@@ -34,8 +34,9 @@ pub struct AppState {
     pub paging: Arc<Paging>,
     pub config: ServerConfig,
     pub metrics: Metrics,
-    /// Threads for updates and graph writes (see `update::WRITE_THREADS`).
+    /// Places for updates and graph writes (see `update::WRITE_PLACES`).
     pub writers: Arc<tokio::sync::Semaphore>,
+    pub write_pool: crate::write_pool::WritePool,
 }
 
 pub fn router(state: Arc<AppState>) -> Router {

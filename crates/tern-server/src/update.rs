@@ -11,7 +11,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 use std::time::Instant;
-use tern_engine::{CancelFlag, UpdateReport, UpdateRequest, QUERY_STACK_BYTES};
+use tern_engine::{CancelFlag, UpdateReport, UpdateRequest};
 use tokio::sync::{oneshot, OwnedSemaphorePermit};
 
 /// Refuses a request without the write credential: 403 when the server
@@ -103,13 +103,11 @@ pub async fn handle(
     Ok(response)
 }
 
-/// Most threads running writes at once. Writers take the store one at a
-/// time, so more would only wait there; these few are enough for the log's
-/// group commit to gather many acknowledgements per sync. Requests beyond
-/// wait for a thread (each client is limited by `--max-per-client`).
-pub const WRITE_THREADS: usize = 64;
+/// Most writes running or waiting for a write thread at once; requests
+/// beyond wait for a place (each client is limited by `--max-per-client`).
+pub const WRITE_PLACES: usize = 64;
 
-/// A thread for a write, held by the write until it ends (even if its
+/// A place for a write, held by the write until it ends (even if its
 /// client has gone).
 pub async fn write_permit(state: &AppState) -> Result<OwnedSemaphorePermit, RequestError> {
     state
@@ -120,8 +118,7 @@ pub async fn write_permit(state: &AppState) -> Result<OwnedSemaphorePermit, Requ
         .map_err(|_| RequestError::Internal("the server is shutting down".into()))
 }
 
-/// Runs an update on a thread with a query thread's stack (its WHERE
-/// clauses are queries).
+/// Runs an update on a write thread (see `write_pool`).
 pub async fn run(
     state: &Arc<AppState>,
     text: String,
@@ -130,14 +127,10 @@ pub async fn run(
     let engine = state.engine.clone();
     let permit = write_permit(state).await?;
     let (done, result) = oneshot::channel();
-    std::thread::Builder::new()
-        .name("tern-update".into())
-        .stack_size(QUERY_STACK_BYTES)
-        .spawn(move || {
-            let _ = done.send(engine.update(&text, &request));
-            drop(permit);
-        })
-        .map_err(|e| RequestError::Internal(format!("cannot start the update: {e}")))?;
+    state.write_pool.run(move || {
+        let _ = done.send(engine.update(&text, &request));
+        drop(permit);
+    })?;
     let report = result
         .await
         .map_err(|_| RequestError::Internal("the update thread ended without an answer".into()))?;

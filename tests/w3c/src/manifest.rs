@@ -396,13 +396,16 @@ mod tests {
             r#"@prefix mf: <http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#> .
 @prefix qt: <http://www.w3.org/2001/sw/DataAccess/tests/test-query#> .
 @prefix dawgt: <http://www.w3.org/2001/sw/DataAccess/tests/test-dawg#> .
+@prefix ut: <http://www.w3.org/2009/sparql/tests/test-update#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
 @prefix : <http://example/m#> .
 <> a mf:Manifest ; mf:entries ( :t1 :t2 :t3 ) .
 :t1 a mf:QueryEvaluationTest ; mf:name "one" ;
    mf:action [ qt:query <q.rq> ; qt:data <d.ttl> ; qt:graphData <g1.ttl>, <g2.ttl> ] ;
    mf:result <r.srx> ; dawgt:approval dawgt:Approved .
 :t2 a mf:NegativeSyntaxTest11 ; mf:action <bad.rq> .
-:t3 a mf:UpdateEvaluationTest ; mf:action [ qt:query <u.ru> ] ."#,
+:t3 a mf:UpdateEvaluationTest ; mf:action [ ut:request <u.ru> ; ut:data <d.ttl> ] ;
+   mf:result [ ut:graphData [ ut:graph <g1.ttl> ; rdfs:label "http://example/g" ] ] ."#,
         )
         .unwrap();
         let tests = load_manifest(&dir.path().join("manifest.ttl")).unwrap();
@@ -422,7 +425,16 @@ mod tests {
             tests[1].query.as_deref(),
             Some(format!("{sub}/bad.rq").as_str())
         );
-        assert_eq!(tests[2].skip_reason(), Some("update"));
+        let t3 = &tests[2];
+        assert_eq!(t3.kind, TestKind::UpdateEvaluation);
+        assert_eq!(t3.update.as_deref(), Some(format!("{sub}/u.ru").as_str()));
+        assert_eq!(t3.data, vec![format!("{sub}/d.ttl")]);
+        assert!(t3.result_data.is_empty());
+        assert_eq!(
+            t3.result_graph_data,
+            vec![("http://example/g".to_owned(), format!("{sub}/g1.ttl"))]
+        );
+        assert_eq!(t3.skip_reason(), None);
         assert_eq!(
             iri_to_path(&format!("{sub}/a%20b.rq")).unwrap(),
             std::fs::canonicalize(dir.path().join("sub"))

@@ -12,7 +12,7 @@ mod construct;
 mod describe;
 mod engine;
 pub(crate) mod guard;
-mod parsed;
+pub(crate) mod parsed;
 pub(crate) mod results;
 mod retire;
 mod row_batch;

@@ -39,17 +39,23 @@ impl ParsedQueries {
 }
 
 fn parse(text: &str, base_iri: Option<&str>) -> Result<Query, EngineError> {
-    guard::check_text(text)?;
-    let mut parser = SparqlParser::new();
-    if let Some(base) = base_iri {
-        parser = parser
-            .with_base_iri(base)
-            .map_err(|e| EngineError::Parse(e.to_string()))?;
-    }
-    let query = parser
+    let query = parser(text, base_iri)?
         .parse_query(text)
         .map_err(|e| EngineError::Parse(e.to_string()))?;
     guard::check_algebra(query)
+}
+
+/// A parser for `text` (checked against the limits on text first) that
+/// resolves relative IRIs against `base_iri`.
+pub(crate) fn parser(text: &str, base_iri: Option<&str>) -> Result<SparqlParser, EngineError> {
+    guard::check_text(text)?;
+    let parser = SparqlParser::new();
+    match base_iri {
+        Some(base) => parser
+            .with_base_iri(base)
+            .map_err(|e| EngineError::Parse(e.to_string())),
+        None => Ok(parser),
+    }
 }
 
 #[cfg(test)]

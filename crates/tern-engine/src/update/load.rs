@@ -29,7 +29,9 @@ impl LoadPolicy {
                  can be loaded (http and other schemes are not fetched)"
             )));
         };
-        let path = percent_decode(path);
+        let path = percent_encoding::percent_decode_str(path)
+            .decode_utf8_lossy()
+            .into_owned();
         let canonical = Path::new(&path)
             .canonicalize()
             .map_err(|e| EngineError::Update(format!("LOAD <{iri}>: cannot read {path}: {e}")))?;
@@ -98,24 +100,4 @@ pub fn load(
         tx.insert(Quad::new(subject, quad.predicate, object, graph).as_ref())?;
     }
     Ok(())
-}
-
-/// `%20` and the like in a file IRI's path.
-fn percent_decode(path: &str) -> String {
-    let bytes = path.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("");
-            if let Ok(b) = u8::from_str_radix(hex, 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }

@@ -15,10 +15,10 @@ pub use graph_store::{graph_exists, GraphWrite};
 pub use load::LoadPolicy;
 
 use crate::context::CancelFlag;
-use crate::run::{guard, Engine};
+use crate::run::{guard, parsed, Engine};
 use crate::EngineError;
 use oxrdf::NamedNode;
-use spargebra::{GraphUpdateOperation, SparqlParser, Update};
+use spargebra::{GraphUpdateOperation, Update};
 use std::time::Duration;
 
 /// Everything about one update besides its text.
@@ -111,14 +111,7 @@ impl Engine {
 
 /// Parses an update, with the limits queries have on text and nesting.
 pub fn parse(text: &str, base_iri: Option<&str>) -> Result<Update, EngineError> {
-    guard::check_text(text)?;
-    let mut parser = SparqlParser::new();
-    if let Some(base) = base_iri {
-        parser = parser
-            .with_base_iri(base)
-            .map_err(|e| EngineError::Parse(e.to_string()))?;
-    }
-    let update = parser
+    let update = parsed::parser(text, base_iri)?
         .parse_update(text)
         .map_err(|e| EngineError::Parse(e.to_string()))?;
     guard::check_update(update)

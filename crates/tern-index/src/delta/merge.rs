@@ -7,7 +7,7 @@
 
 use super::Runs;
 use crate::error::Result;
-use crate::permutation::{Batch, Lookup, Permutation, Row, ScanIter, BLOCK_ROWS};
+use crate::permutation::{partition, Batch, Lookup, Permutation, Row, ScanIter, BLOCK_ROWS};
 use crate::Id;
 
 /// The changes of several runs in one range, merged in row order; where
@@ -188,20 +188,6 @@ fn gallop(batch: &Batch, from: usize, row: &Row) -> usize {
     }
     let hi = (lo + step).min(n);
     lo + partition(hi - lo, |i| below(lo + i))
-}
-
-/// Index of the first `i` in `0..n` for which `pred` is false.
-fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        if pred(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
 }
 
 fn copy(batch: &Batch, from: usize, to: usize, out: &mut Batch) {

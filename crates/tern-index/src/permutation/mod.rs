@@ -11,6 +11,7 @@ pub mod codec;
 mod reader;
 mod writer;
 
+pub(crate) use reader::partition;
 pub use reader::{BlockCache, Lookup, PermutationReader, ScanIter, DEFAULT_BLOCK_CACHE_BYTES};
 pub use writer::PermutationWriter;
 

@@ -312,7 +312,7 @@ impl PermutationReader {
 
 /// Index of the first `i` in `0..n` for which `pred` is false (`pred` must be
 /// true then false over the range).
-fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
+pub(crate) fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
     let (mut lo, mut hi) = (0, n);
     while lo < hi {
         let mid = (lo + hi) / 2;
