@@ -69,6 +69,16 @@ pub fn run(args: LoadArgs) -> Result<()> {
     if args.append {
         return append(&args, inputs);
     }
+    // Replacing a store that a server writes would pull its data away
+    // under it: take the store's write lock first.
+    let _lock = if args.force && args.index.is_dir() {
+        Some(
+            tern_index::store::lock(&args.index)
+                .with_context(|| format!("{}", args.index.display()))?,
+        )
+    } else {
+        None
+    };
     let options = LoadOptions {
         memory: args.memory.unwrap_or_else(default_memory),
         lenient: args.lenient,

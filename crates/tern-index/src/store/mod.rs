@@ -21,6 +21,7 @@ mod transaction;
 mod wal;
 
 pub use compaction::CompactionReport;
+pub use layout::lock;
 pub use record::QuadChange;
 pub use transaction::{Committed, Transaction};
 
