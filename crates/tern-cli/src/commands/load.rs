@@ -70,8 +70,9 @@ pub fn run(args: LoadArgs) -> Result<()> {
         return append(&args, inputs);
     }
     // Replacing a store that a server writes would pull its data away
-    // under it: take the store's write lock first.
-    let _lock = if args.force && args.index.is_dir() {
+    // under it: take the store's write lock first (a store that was never
+    // written has no lock file, and none is made here).
+    let _lock = if args.force && args.index.join("store.lock").is_file() {
         Some(
             tern_index::store::lock(&args.index)
                 .with_context(|| format!("{}", args.index.display()))?,
