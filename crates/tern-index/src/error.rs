@@ -21,6 +21,9 @@ pub enum IndexError {
     Corrupt { path: PathBuf, reason: String },
     #[error("the store is open read-only: updates are not accepted")]
     ReadOnly,
+    /// Building a new base (compaction, append) failed; the store is as it was.
+    #[error("{0} (the store is unchanged)")]
+    Rebuild(String),
     #[error("{path}: the store is open for writing in another process (a server taking updates?)")]
     Locked { path: PathBuf },
 }

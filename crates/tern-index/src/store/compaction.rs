@@ -147,13 +147,12 @@ impl Store {
             force: true,
             ..LoadOptions::default()
         };
-        let mut dumped_input =
-            Input::file(&dump, None, None).map_err(|e| build_failed(&dump, e))?;
+        let mut dumped_input = Input::file(&dump, None, None).map_err(build_failed)?;
         // First, so the appended files' blank nodes are numbered after its.
         dumped_input.index_blank_labels = true;
         let mut inputs = vec![dumped_input];
         inputs.extend(extra.iter().cloned());
-        builder::build(&target, &inputs, &options).map_err(|e| build_failed(&target, e))?;
+        builder::build(&target, &inputs, &options).map_err(build_failed)?;
         wal::sync_dir(&dir.join(layout::BASES_DIR))?;
         let built = Instant::now();
         let base = Arc::new(super::open_base(&target, &self.options)?);
@@ -206,11 +205,8 @@ fn rand_suffix() -> u32 {
     nanos ^ std::process::id().rotate_left(16)
 }
 
-fn build_failed(path: &Path, e: impl std::fmt::Display) -> IndexError {
-    IndexError::Corrupt {
-        path: path.to_owned(),
-        reason: format!("compaction could not build the new base: {e}"),
-    }
+fn build_failed(e: impl std::fmt::Display) -> IndexError {
+    IndexError::Rebuild(format!("the new base could not be built: {e}"))
 }
 
 /// Writes every quad of `snapshot` as N-Quads; returns how many.
