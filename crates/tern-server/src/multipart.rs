@@ -11,7 +11,9 @@ pub struct Part<'a> {
 
 /// The `boundary` parameter of a multipart Content-Type.
 pub fn boundary(content_type: &str) -> Option<String> {
-    content_type.split(';').skip(1).find_map(|p| {
+    // The parameters follow the media type.
+    let (_, parameters) = content_type.split_once(';')?;
+    parameters.split(';').find_map(|p| {
         let (key, value) = p.trim().split_once('=')?;
         key.trim()
             .eq_ignore_ascii_case("boundary")

@@ -271,7 +271,25 @@ fn one_line(text: &str) -> String {
     }
 }
 
-fn file_of(iri: &str) -> Result<PathBuf, String> {
+/// An engine over a test's index, as the W3C tests expect it: the default
+/// graph is the index's default graph alone.
+pub(crate) fn test_engine(
+    index: tern_index::Index,
+    timeout: Duration,
+    optional_joins: OptionalJoins,
+) -> Engine {
+    Engine::of_index(
+        Arc::new(index),
+        EngineOptions {
+            default_graph_is_union: false,
+            timeout: Some(timeout),
+            optional_joins,
+            ..Default::default()
+        },
+    )
+}
+
+pub(crate) fn file_of(iri: &str) -> Result<PathBuf, String> {
     iri_to_path(iri).ok_or_else(|| format!("not a local file: {iri}"))
 }
 
@@ -403,15 +421,7 @@ fn run_evaluation_test(test: &TestCase, settings: TestSettings) -> Result<(), St
     }
     let work = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
     let index = build_index(work.path(), &dataset)?;
-    let engine = Engine::of_index(
-        Arc::new(index),
-        EngineOptions {
-            default_graph_is_union: false,
-            timeout: Some(settings.timeout),
-            optional_joins: settings.optional_joins,
-            ..Default::default()
-        },
-    );
+    let engine = test_engine(index, settings.timeout, settings.optional_joins);
     let actual = match settings.suspend_seed {
         None => collect(engine.query(&text, Some(&base)).map_err(query_error)?)?,
         Some(seed) => collect_with_suspensions(&engine, &text, &base, seed)?,

@@ -5,18 +5,13 @@
 
 use crate::compare::{multiset_isomorphic, Row};
 use crate::load::{build_index, Dataset};
-use crate::manifest::{iri_to_path, TestCase, TestKind};
+use crate::manifest::{TestCase, TestKind};
 use crate::results::read_graph_file;
+use crate::runner::{file_of, test_engine};
 use oxrdf::{NamedNode, Term};
-use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
-use tern_engine::{Engine, EngineOptions, UpdateRequest};
+use tern_engine::{OptionalJoins, UpdateRequest};
 use tern_index::{Id, Permutation, ScanRange, Snapshot};
-
-fn file_of(iri: &str) -> Result<PathBuf, String> {
-    iri_to_path(iri).ok_or_else(|| format!("not a local file: {iri}"))
-}
 
 fn read_text(iri: &str) -> Result<String, String> {
     let path = file_of(iri)?;
@@ -44,14 +39,7 @@ pub fn run_update_test(test: &TestCase, timeout: Duration) -> Result<(), String>
     let dataset = dataset(&test.data, &test.graph_data)?;
     let work = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
     let index = build_index(work.path(), &dataset)?;
-    let engine = Engine::of_index(
-        Arc::new(index),
-        EngineOptions {
-            default_graph_is_union: false,
-            timeout: Some(timeout),
-            ..EngineOptions::default()
-        },
-    );
+    let engine = test_engine(index, timeout, OptionalJoins::ByCost);
     let request = UpdateRequest {
         base_iri: Some(iri.clone()),
         ..UpdateRequest::default()

@@ -21,7 +21,7 @@ pub fn insert_data(tx: &mut Transaction<'_>, data: &[SparqlQuad]) -> Result<(), 
         let mut rename = |b: &BlankNode| {
             fresh
                 .entry(b.clone())
-                .or_insert_with(|| tx_blank(tx))
+                .or_insert_with(|| tx.new_blank_node())
                 .clone()
         };
         let subject = match &q.subject {
@@ -41,10 +41,6 @@ pub fn insert_data(tx: &mut Transaction<'_>, data: &[SparqlQuad]) -> Result<(), 
         tx.insert(quad.as_ref())?;
     }
     Ok(())
-}
-
-fn tx_blank(tx: &mut Transaction<'_>) -> BlankNode {
-    tx.new_blank_node()
 }
 
 pub fn delete_data(tx: &mut Transaction<'_>, data: &[GroundQuad]) -> Result<(), EngineError> {
@@ -71,13 +67,9 @@ pub fn graph_name(g: &SparqlGraph) -> GraphName {
     }
 }
 
-/// CLEAR and DROP (the same here: graphs exist while they hold quads).
-pub fn clear(
-    tx: &mut Transaction<'_>,
-    target: &GraphTarget,
-    _silent: bool,
-    _drop: bool,
-) -> Result<(), EngineError> {
+/// CLEAR and DROP (the same here: graphs exist while they hold quads, and
+/// neither fails on a graph that holds none, so SILENT changes nothing).
+pub fn clear(tx: &mut Transaction<'_>, target: &GraphTarget) -> Result<(), EngineError> {
     let snapshot = tx.snapshot();
     let graph = match target {
         GraphTarget::NamedNode(n) => match snapshot.id_of(n.as_ref().into())? {

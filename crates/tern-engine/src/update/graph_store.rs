@@ -58,7 +58,7 @@ impl Engine {
         let mut tx = self.store().begin()?;
         let created = !graph_exists(&tx.snapshot(), graph)?;
         if replace {
-            graph_ops::clear(&mut tx, &target(graph), true, false)?;
+            graph_ops::clear(&mut tx, &target(graph))?;
         }
         for (format, body) in documents {
             let mut parser = RdfParser::from_format(format);
@@ -99,7 +99,7 @@ impl Engine {
                 return Ok(None);
             }
         }
-        graph_ops::clear(&mut tx, &target(graph), true, true)?;
+        graph_ops::clear(&mut tx, &target(graph))?;
         let committed = tx.commit()?;
         Ok(Some(GraphWrite {
             created: false,

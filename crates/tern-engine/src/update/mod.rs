@@ -85,12 +85,8 @@ impl Engine {
                         loaded?;
                     }
                 }
-                GraphUpdateOperation::Clear { silent, graph } => {
-                    graph_ops::clear(&mut tx, graph, *silent, false)?
-                }
-                GraphUpdateOperation::Drop { silent, graph } => {
-                    graph_ops::clear(&mut tx, graph, *silent, true)?
-                }
+                GraphUpdateOperation::Clear { graph, .. }
+                | GraphUpdateOperation::Drop { graph, .. } => graph_ops::clear(&mut tx, graph)?,
                 GraphUpdateOperation::Create { silent, graph } => {
                     graph_ops::create(&tx, graph, *silent)?
                 }

@@ -110,13 +110,8 @@ impl Run {
         self.rows[0].is_empty()
     }
 
-    /// The changes with `lo <= row <= hi` in `perm`'s order.
-    pub fn range(&self, perm: Permutation, lo: &Row, hi: &Row) -> &[(Row, bool)] {
-        let (start, end) = self.range_bounds(perm, lo, hi);
-        &self.rows[perm as usize][start..end]
-    }
-
-    /// Where [`range`](Self::range) starts and ends.
+    /// Where the changes with `lo <= row <= hi` start and end in `perm`'s
+    /// order.
     pub fn range_bounds(&self, perm: Permutation, lo: &Row, hi: &Row) -> (usize, usize) {
         if lo[..2] == hi[..2] && !self.prefixes[perm as usize].may_have(lo[0], lo[1]) {
             return (0, 0);
@@ -308,45 +303,6 @@ impl Runs {
         self.0.iter().map(|r| r.count(perm, lo, hi, k)).sum()
     }
 
-    /// The visible state the runs give the rows in `[lo, hi]`: each row
-    /// once, with the newest run's change (true: inserted, false: deleted).
-    pub fn resolve(&self, perm: Permutation, lo: &Row, hi: &Row) -> Vec<(Row, bool)> {
-        let mut slices: Vec<&[(Row, bool)]> = self
-            .0
-            .iter()
-            .map(|r| r.range(perm, lo, hi))
-            .filter(|s| !s.is_empty())
-            .collect();
-        match slices.len() {
-            0 => Vec::new(),
-            1 => slices[0].to_vec(),
-            _ => {
-                let mut out = Vec::with_capacity(slices.iter().map(|s| s.len()).sum());
-                // Newest first: among equal rows the first one wins.
-                slices.reverse();
-                let mut at = vec![0usize; slices.len()];
-                loop {
-                    let mut best: Option<(usize, Row)> = None;
-                    for (k, s) in slices.iter().enumerate() {
-                        if let Some(&(row, _)) = s.get(at[k]) {
-                            if best.is_none_or(|(_, b)| row < b) {
-                                best = Some((k, row));
-                            }
-                        }
-                    }
-                    let Some((winner, row)) = best else { break };
-                    out.push((row, slices[winner][at[winner]].1));
-                    for (k, s) in slices.iter().enumerate() {
-                        if s.get(at[k]).is_some_and(|&(r, _)| r == row) {
-                            at[k] += 1;
-                        }
-                    }
-                }
-                out
-            }
-        }
-    }
-
     /// Net change of quads per predicate over all runs, sorted.
     pub fn predicate_net(&self) -> Vec<(u64, i64)> {
         self.sum(Run::predicate_net)
@@ -396,7 +352,7 @@ mod tests {
     fn changes_to_one_quad_cancel_in_pairs() {
         let run = Run::of(&[ins([1, 2, 3, 0]), del([1, 2, 3, 0]), ins([4, 5, 6, 0])]);
         assert_eq!(run.len(), 1);
-        let all = run.range(Permutation::Pos, &[0; 4], &[u64::MAX; 4]);
+        let all = run.rows_from(Permutation::Pos, 0, run.len());
         assert_eq!(all, &[([5, 6, 4, 0], true)]);
     }
 
@@ -406,7 +362,9 @@ mod tests {
             .push(Run::of(&[ins([1, 1, 1, 0]), ins([2, 1, 1, 0])]))
             .push(Run::of(&[del([1, 1, 1, 0])]))
             .push(Run::of(&[ins([1, 1, 1, 0]), del([9, 9, 9, 0])]));
-        let all = runs.resolve(Permutation::Spo, &[0; 4], &[u64::MAX; 4]);
+        let mut cursor =
+            crate::delta::ChangeCursor::new(&runs, Permutation::Spo, &[0; 4], &[u64::MAX; 4]);
+        let all: Vec<(Row, bool)> = std::iter::from_fn(|| cursor.next_change()).collect();
         assert_eq!(
             all,
             vec![
