@@ -81,10 +81,10 @@ def crash_index(workdir) -> Path:
 class Crashable:
     """`tern serve --update-token` on `index`, to be killed with SIGKILL."""
 
-    def __init__(self, index: Path, credential: Path):
+    def __init__(self, index: Path, credential: Path, *extra: str):
         # The restart must work: a server that cannot open the store fails
         # the test here, with its log.
-        self.server = Server(index, "--update-token", str(credential), "--workers", "2")
+        self.server = Server(index, "--update-token", str(credential), "--workers", "2", *extra)
         self.auth = {"Authorization": "Bearer " + credential.read_text().strip()}
 
     def kill(self):
@@ -153,13 +153,18 @@ def writers(server: Crashable, ledger: Ledger, stop: threading.Event) -> list:
     return threads
 
 
-def test_acknowledged_writes_survive_sigkill(crash_index, workdir):
+@pytest.mark.parametrize("wal_sync", ["commit", "50ms"])
+def test_acknowledged_writes_survive_sigkill(crash_index, workdir, wal_sync):
+    """With `--wal-sync 50ms` an update is acknowledged once its log record
+    is written to the kernel (synced later): that too must survive SIGKILL,
+    which ends the process, not the kernel."""
     credential = credential_file(workdir)
     ledger = Ledger()
     rng = random.Random(20261125)
     acked_before = 0
-    for trial in range(TRIALS):
-        server = Crashable(crash_index, credential)
+    sync = ("--wal-sync", wal_sync)
+    for trial in range(TRIALS if wal_sync == "commit" else COMPACTION_TRIALS):
+        server = Crashable(crash_index, credential, *sync)
         check(server, crash_index, ledger)
         stop = threading.Event()
         threads = writers(server, ledger, stop)
@@ -170,7 +175,7 @@ def test_acknowledged_writes_survive_sigkill(crash_index, workdir):
         assert not any(t.is_alive() for t in threads)
         assert len(ledger.acked) > acked_before, f"trial {trial}: no write acknowledged"
         acked_before = len(ledger.acked)
-    server = Crashable(crash_index, credential)
+    server = Crashable(crash_index, credential, *sync)
     try:
         found = check(server, crash_index, ledger)
     finally:

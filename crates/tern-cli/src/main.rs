@@ -30,7 +30,7 @@ enum Command {
     /// Run a SPARQL query against an index and print the results.
     Query(commands::query::QueryArgs),
     /// Serve an index as a SPARQL 1.1 endpoint at /sparql.
-    Serve(commands::serve::ServeArgs),
+    Serve(Box<commands::serve::ServeArgs>),
     /// Measure query latency: run query files repeatedly against one opened index.
     BenchQueries(commands::bench_queries::BenchQueriesArgs),
 }
@@ -57,10 +57,27 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", message(&e));
             ExitCode::FAILURE
         }
     }
+}
+
+/// The error and its causes, each cause once: typed errors often show
+/// their source in their own message already.
+fn message(error: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in error.chain() {
+        let cause = cause.to_string();
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text
 }
 
 fn run(command: Command) -> anyhow::Result<()> {
@@ -68,7 +85,7 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Load(args) => commands::load::run(args),
         Command::Stats(args) => commands::stats::run(args),
         Command::Query(args) => commands::query::run(args),
-        Command::Serve(args) => commands::serve::run(args),
+        Command::Serve(args) => commands::serve::run(*args),
         Command::BenchQueries(args) => commands::bench_queries::run(args),
     }
 }

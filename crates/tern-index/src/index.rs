@@ -54,15 +54,25 @@ pub struct Index {
 /// Vocabulary keys remembered with their index (or absence).
 const FOUND_KEYS: usize = 4096;
 
+/// The error for a directory without an index, saying how to make one.
+pub(crate) fn not_an_index(dir: &Path) -> IndexError {
+    let reason = if dir.is_dir() {
+        format!("no {META_FILE}; build one with `tern load --index DIR FILES`")
+    } else {
+        "no such directory; build an index there with `tern load --index DIR FILES`".into()
+    };
+    IndexError::NotAnIndex {
+        path: dir.to_owned(),
+        reason,
+    }
+}
+
 impl Index {
     pub fn open(dir: impl AsRef<Path>) -> Result<Index> {
         let dir = dir.as_ref();
         let meta_path = dir.join(META_FILE);
         if !meta_path.exists() {
-            return Err(IndexError::NotAnIndex {
-                path: dir.to_owned(),
-                reason: format!("no {META_FILE}"),
-            });
+            return Err(not_an_index(dir));
         }
         let meta: IndexMeta = read_json(&meta_path)?;
         if meta.format_version != FORMAT_VERSION {

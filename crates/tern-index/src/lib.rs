@@ -29,4 +29,4 @@ pub use meta::IndexMeta;
 pub use permutation::{Batch, Permutation};
 pub use snapshot::Snapshot;
 pub use stats::{PredicateStats, Statistics};
-pub use store::{Store, StoreOptions};
+pub use store::{Store, StoreOptions, SyncPolicy};

@@ -143,8 +143,7 @@ fn append(args: &LoadArgs, inputs: Vec<Input>) -> Result<()> {
         compact_after: 0,
         ..tern_index::StoreOptions::default()
     };
-    let store = tern_index::Store::open(&args.index, true, options)
-        .with_context(|| format!("{}", args.index.display()))?;
+    let store = tern_index::Store::open(&args.index, true, options)?;
     let before = store.snapshot().stats().triples;
     let report = store.append(inputs)?.context("nothing was appended")?;
     let after = store.snapshot();

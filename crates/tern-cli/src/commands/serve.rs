@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use tern_engine::{Engine, EngineOptions};
-use tern_index::{Store, StoreOptions};
+use tern_index::{Store, StoreOptions, SyncPolicy};
 use tern_server::ServerConfig;
 
 #[derive(Args)]
@@ -103,9 +103,29 @@ pub struct ServeArgs {
     /// started before updates (each for --token-ttl after its last use).
     #[arg(long, default_value_t = 256)]
     kept_snapshots: usize,
+    /// When an update's write-ahead log record reaches the disk: `commit`
+    /// syncs it before the update is acknowledged (an acknowledged update
+    /// survives a power loss); a duration such as `100ms` acknowledges once
+    /// the record is written to the operating system and syncs in the
+    /// background at that interval (it survives a crash or kill -9 of the
+    /// server, but a power loss may lose up to that interval's updates).
+    #[arg(long, default_value = "commit", value_parser = parse_sync_policy)]
+    wal_sync: SyncPolicy,
     /// Testing only: honour the `tern-fault-after=N` parameter (fail after N rows).
     #[arg(long, hide = true)]
     inject_faults: bool,
+}
+
+fn parse_sync_policy(text: &str) -> Result<SyncPolicy, String> {
+    if text == "commit" {
+        return Ok(SyncPolicy::EveryCommit);
+    }
+    match parse_duration(text) {
+        Ok(every) if !every.is_zero() => Ok(SyncPolicy::Interval(every)),
+        _ => Err(format!(
+            "expected `commit` or a sync interval such as 100ms, not `{text}`"
+        )),
+    }
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -129,11 +149,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
         token_ttl: args.token_ttl,
         max_kept_snapshots: args.kept_snapshots,
         cache_budget: Some(args.cache.budget()),
+        sync: args.wal_sync,
     };
     // Writable only when updates are allowed: a read-only server leaves the
     // log as it is (another process may be writing it).
-    let store = Store::open(&args.index, update_token.is_some(), options)
-        .with_context(|| format!("{}", args.index.display()))?;
+    let store = Store::open(&args.index, update_token.is_some(), options)?;
     let timeout = (!args.timeout.is_zero()).then_some(args.timeout);
     let engine = Engine::new(
         store,
@@ -223,4 +243,22 @@ fn secret(file: Option<&std::path::Path>, var: &str, what: &str) -> Result<Optio
         }
     }
     Ok(secret)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wal_sync_is_commit_or_an_interval() {
+        assert_eq!(parse_sync_policy("commit"), Ok(SyncPolicy::EveryCommit));
+        assert_eq!(
+            parse_sync_policy("100ms"),
+            Ok(SyncPolicy::Interval(Duration::from_millis(100)))
+        );
+        for bad in ["0s", "never", ""] {
+            let err = parse_sync_policy(bad).unwrap_err();
+            assert!(err.contains("expected `commit`"), "{err}");
+        }
+    }
 }

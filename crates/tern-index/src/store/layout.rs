@@ -31,6 +31,12 @@ pub fn lock(dir: &Path) -> Result<std::fs::File> {
     }
 }
 
+/// Whether `dir` holds a store: a layout written by a compaction, or the
+/// index `tern load` wrote.
+pub fn is_store(dir: &Path) -> bool {
+    dir.join(LAYOUT_FILE).is_file() || dir.join(crate::meta::META_FILE).is_file()
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Layout {
     /// The current base's directory relative to the store's ("": the store's

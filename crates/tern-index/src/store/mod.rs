@@ -53,6 +53,23 @@ pub struct StoreOptions {
     /// Cache budgets (vocabulary, permutations) of every base opened,
     /// compacted ones included; `None`: the index's defaults.
     pub cache_budget: Option<(usize, usize)>,
+    /// When the log is synced to disk.
+    pub sync: SyncPolicy,
+}
+
+/// When an update's log record is made durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncPolicy {
+    /// Synced (fdatasync, shared by concurrent commits) before the update
+    /// is acknowledged: an acknowledged update survives a crash of the
+    /// machine.
+    EveryCommit,
+    /// Written to the operating system before the acknowledgement and
+    /// synced by a background thread at this interval: an acknowledged
+    /// update survives the server's crash (kill -9), but a power loss or a
+    /// crash of the machine may lose up to the interval's updates (what
+    /// most databases' "asynchronous commit" gives).
+    Interval(Duration),
 }
 
 impl Default for StoreOptions {
@@ -63,6 +80,7 @@ impl Default for StoreOptions {
             token_ttl: Duration::from_secs(3600),
             max_kept_snapshots: 256,
             cache_budget: None,
+            sync: SyncPolicy::EveryCommit,
         }
     }
 }
@@ -117,6 +135,10 @@ impl Store {
     /// log is opened for appending (a torn last record is cut off); without,
     /// the store is read as it is and updates are refused.
     pub fn open(dir: &Path, writable: bool, options: StoreOptions) -> Result<Arc<Store>> {
+        if !layout::is_store(dir) {
+            // Before the lock, which would leave a file behind.
+            return Err(crate::index::not_an_index(dir));
+        }
         let lock = if writable {
             Some(layout::lock(dir)?)
         } else {
@@ -137,6 +159,9 @@ impl Store {
         let snapshot = replay(fresh(base, layout.seq), &records)?;
         let store = Store::with_snapshot(Some(dir.to_owned()), wal, snapshot, options);
         *store.lock.lock().unwrap() = lock;
+        if let (Some(_), SyncPolicy::Interval(every)) = (&store.wal, store.options.sync) {
+            start_syncer(&store, every)?;
+        }
         Ok(store)
     }
 
@@ -226,7 +251,13 @@ impl Store {
         head.snapshot = snapshot.clone();
         drop(head);
         if let (Some(wal), Some(position)) = (&self.wal, position) {
-            if let Err(e) = wal.wait_durable(position) {
+            let durable = match self.options.sync {
+                SyncPolicy::EveryCommit => wal.wait_durable(position),
+                // The background syncer makes it durable; a sync that
+                // failed there stops acknowledgements here.
+                SyncPolicy::Interval(_) => wal.check_healthy(),
+            };
+            if let Err(e) = durable {
                 return (true, Err(e));
             }
         }
@@ -329,6 +360,32 @@ impl Store {
 }
 
 /// Opens a base index with the store's cache budgets.
+/// Syncs the log every `every` while the store is open (for
+/// [`SyncPolicy::Interval`]).
+fn start_syncer(store: &Arc<Store>, every: Duration) -> Result<()> {
+    let store = Arc::downgrade(store);
+    std::thread::Builder::new()
+        .name("tern-wal-sync".into())
+        .spawn(move || loop {
+            std::thread::sleep(every);
+            let Some(store) = store.upgrade() else {
+                return;
+            };
+            if let Some(wal) = &store.wal {
+                // A failure is kept by the log: every later commit
+                // reports it to its client.
+                if wal.wait_durable(wal.written()).is_err() {
+                    return;
+                }
+            }
+        })
+        .map(drop)
+        .map_err(|e| IndexError::Io {
+            path: PathBuf::from("tern-wal-sync"),
+            source: e,
+        })
+}
+
 fn open_base(dir: &Path, options: &StoreOptions) -> Result<Index> {
     let index = Index::open(dir)?;
     if let Some((vocabulary, permutations)) = options.cache_budget {

@@ -167,6 +167,14 @@ impl Wal {
         }
     }
 
+    /// Fails if an earlier sync failed (nothing can be acknowledged then).
+    pub fn check_healthy(&self) -> Result<()> {
+        match &self.sync.lock().unwrap().failed {
+            Some(reason) => Err(self.failed(reason)),
+            None => Ok(()),
+        }
+    }
+
     /// Continues the log in a new file whose first record is `next_seq`
     /// (everything written so far is synced first).
     pub fn rotate(&self, next_seq: u64) -> Result<()> {
