@@ -56,4 +56,4 @@ pub use suspend::StashUsage; // what a stash holds (for metrics)
 pub use suspend::TokenError; // why a continuation token was refused
 pub use suspend::TokenKey; // the key that signs continuation tokens
 pub use update::{graph_exists, GraphWrite}; // the Graph Store Protocol's writes
-pub use update::{parse as parse_update, LoadPolicy, UpdateReport, UpdateRequest}; // SPARQL Update
+pub use update::{parse as parse_update, HttpLoad, LoadPolicy, UpdateReport, UpdateRequest}; // SPARQL Update

@@ -58,6 +58,8 @@ pub struct ServerConfig {
     pub update_token: Option<String>,
     /// Directories whose files LOAD may read.
     pub load_dirs: Vec<std::path::PathBuf>,
+    /// Whether and how LOAD fetches http(s) documents (`None`: never).
+    pub load_http: Option<tern_engine::HttpLoad>,
     /// Longest accepted update text, in bytes (413 beyond): an update is
     /// parsed whole, so this bounds its memory.
     pub max_update_bytes: usize,
@@ -84,6 +86,7 @@ impl Default for ServerConfig {
             max_per_client: 32,
             update_token: None,
             load_dirs: Vec::new(),
+            load_http: None,
             max_update_bytes: 64 << 20,
         }
     }

@@ -71,6 +71,7 @@ pub async fn handle(
         cancel,
         load: tern_engine::LoadPolicy {
             allowed_dirs: state.config.load_dirs.clone(),
+            http: state.config.load_http.clone(),
         },
     };
     let report = run(state, text, request).await?;

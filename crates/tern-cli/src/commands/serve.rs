@@ -92,6 +92,18 @@ pub struct ServeArgs {
     /// A directory whose files LOAD may read (repeat for more; none by default).
     #[arg(long)]
     load_dir: Vec<PathBuf>,
+    /// Let LOAD fetch http(s) documents (off by default). Hosts that are, or
+    /// resolve to, loopback, private, link-local or reserved addresses are
+    /// refused, also after redirects, unless named by --load-http-allow-host.
+    #[arg(long)]
+    load_http: bool,
+    /// A host LOAD may fetch from although it is not on the public internet,
+    /// e.g. a data mirror on the intranet (repeat for more; with --load-http).
+    #[arg(long, requires = "load_http")]
+    load_http_allow_host: Vec<String>,
+    /// Largest document LOAD fetches over http(s), e.g. 512M.
+    #[arg(long, value_parser = parse_size, default_value = "1G")]
+    load_max_bytes: u64,
     /// Start a background compaction when this many inserted or deleted quads
     /// wait in the delta (0: never).
     #[arg(long, default_value_t = 1_000_000)]
@@ -191,6 +203,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
     config.update_token = update_token;
     config.max_update_bytes = usize::try_from(args.max_update_bytes).unwrap_or(usize::MAX);
     config.load_dirs = args.load_dir.clone();
+    config.load_http = args.load_http.then(|| tern_engine::HttpLoad {
+        allowed_hosts: args.load_http_allow_host.clone(),
+        max_bytes: args.load_max_bytes,
+        timeout: timeout.unwrap_or(Duration::from_secs(300)),
+    });
     if let Some(w) = args.workers {
         config.workers = w.max(1);
     }

@@ -1,15 +1,20 @@
 //! LOAD: the quads of an RDF document, read where the operator allows.
 //!
-//! Only `file:` IRIs under the directories the operator named
-//! (`tern serve --load-dir`) are read; anything else is refused with the
-//! reason, before any byte is read. Loading from http(s) is not offered
-//! (so no update can make the server reach into the network it sits in).
+//! `file:` IRIs are read only under the directories the operator named
+//! (`tern serve --load-dir`); http(s) IRIs are fetched only when the
+//! operator enabled it (`--load-http`), and never from non-public
+//! addresses (see `fetch`). Anything else is refused with the reason,
+//! before any byte is read. Documents are read and parsed before the
+//! update takes the store, so a slow download holds up no other writer.
 
+use super::fetch::{self, HttpLoad};
 use crate::EngineError;
 use oxrdf::{BlankNode, GraphName, NamedNode, NamedOrBlankNode, Quad, Term};
 use oxrdfio::{RdfFormat, RdfParser};
 use rustc_hash::FxHashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use tern_index::store::Transaction;
 
 /// Where LOAD may read from.
@@ -17,6 +22,8 @@ use tern_index::store::Transaction;
 pub struct LoadPolicy {
     /// Directories whose files (at any depth) LOAD may read.
     pub allowed_dirs: Vec<PathBuf>,
+    /// Whether and how http(s) documents are fetched (`None`: never).
+    pub http: Option<HttpLoad>,
 }
 
 impl LoadPolicy {
@@ -26,7 +33,7 @@ impl LoadPolicy {
         let Some(path) = iri.strip_prefix("file://") else {
             return Err(EngineError::Forbidden(format!(
                 "LOAD <{iri}>: only file: IRIs under the server's --load-dir directories \
-                 can be loaded (http and other schemes are not fetched)"
+                 and, if the server was started with --load-http, http(s) IRIs can be loaded"
             )));
         };
         let path = percent_encoding::percent_decode_str(path)
@@ -49,12 +56,25 @@ impl LoadPolicy {
     }
 }
 
-pub fn load(
-    tx: &mut Transaction<'_>,
+/// Reads and parses the document `source` names, as the policy allows.
+/// The whole document is read before anything is inserted: a LOAD SILENT
+/// of a broken document must leave no part of it behind.
+pub fn read(
     source: &NamedNode,
-    destination: &GraphName,
     policy: &LoadPolicy,
-) -> Result<(), EngineError> {
+    timeout: Option<Duration>,
+) -> Result<Vec<Quad>, EngineError> {
+    let iri = source.as_str();
+    if iri.starts_with("http://") || iri.starts_with("https://") {
+        let Some(http) = &policy.http else {
+            return Err(EngineError::Forbidden(format!(
+                "LOAD <{iri}>: this server does not fetch http(s) documents (start it with \
+                 --load-http to allow it)"
+            )));
+        };
+        let fetched = fetch::fetch(source, http, timeout)?;
+        return parse(source, fetched.format, fetched.body.as_slice());
+    }
     let path = policy.allowed_file(source)?;
     let format = path
         .extension()
@@ -67,15 +87,30 @@ pub fn load(
         })?;
     let file = std::fs::File::open(&path)
         .map_err(|e| EngineError::Update(format!("LOAD <{source}>: {e}")))?;
+    parse(source, format, std::io::BufReader::new(file))
+}
+
+fn parse(
+    source: &NamedNode,
+    format: RdfFormat,
+    input: impl Read,
+) -> Result<Vec<Quad>, EngineError> {
     let parser = RdfParser::from_format(format)
         .with_base_iri(source.as_str())
         .map_err(|e| EngineError::Update(e.to_string()))?;
-    // The whole document is read before anything is inserted: a LOAD
-    // SILENT of a broken document must leave no part of it behind.
-    let quads: Vec<Quad> = parser
-        .for_reader(std::io::BufReader::new(file))
+    parser
+        .for_reader(input)
         .collect::<Result<_, _>>()
-        .map_err(|e| EngineError::Update(format!("LOAD <{source}>: {e}")))?;
+        .map_err(|e| EngineError::Update(format!("LOAD <{source}>: {e}")))
+}
+
+/// Inserts a read document's quads into `destination` (or, for the default
+/// graph, into the graphs the document names), its blank nodes fresh.
+pub fn insert(
+    tx: &mut Transaction<'_>,
+    quads: Vec<Quad>,
+    destination: &GraphName,
+) -> Result<(), EngineError> {
     let mut fresh: FxHashMap<BlankNode, BlankNode> = FxHashMap::default();
     for quad in quads {
         let mut rename = |b: BlankNode| {

@@ -6,11 +6,13 @@
 //!
 //! Uses the query engine (`run`) and the store (`tern_index::store`).
 
+mod fetch;
 mod graph_ops;
 mod graph_store;
 mod load;
 mod template;
 
+pub use fetch::HttpLoad;
 pub use graph_store::{graph_exists, GraphWrite};
 pub use load::LoadPolicy;
 
@@ -52,6 +54,18 @@ impl Engine {
     /// Parses and applies a SPARQL update; on any error nothing changes.
     pub fn update(&self, text: &str, request: &UpdateRequest) -> Result<UpdateReport, EngineError> {
         let update = parse(text, request.base_iri.as_deref())?;
+        // LOAD's documents, read before the store is taken (see `load`).
+        let mut documents = update
+            .operations
+            .iter()
+            .filter_map(|operation| match operation {
+                GraphUpdateOperation::Load { source, .. } => {
+                    Some(load::read(source, &request.load, request.timeout))
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .into_iter();
         let mut tx = self.store().begin()?;
         for operation in &update.operations {
             match operation {
@@ -76,11 +90,13 @@ impl Engine {
                 )?,
                 GraphUpdateOperation::Load {
                     silent,
-                    source,
                     destination,
+                    ..
                 } => {
                     let destination = graph_ops::graph_name(destination);
-                    let loaded = load::load(&mut tx, source, &destination, &request.load);
+                    let document = documents.next().expect("one document per LOAD");
+                    let loaded =
+                        document.and_then(|quads| load::insert(&mut tx, quads, &destination));
                     if !silent {
                         loaded?;
                     }
