@@ -48,7 +48,7 @@ impl Engine {
     /// RDF documents (one, or the parts of a multipart body), in one
     /// transaction. Documents with named graphs (N-Quads, TriG) are
     /// refused: a graph's body is triples.
-    pub fn write_graph<R: Read>(
+    pub fn write_graph<R: Read + Send>(
         &self,
         graph: &GraphName,
         documents: Vec<(RdfFormat, R)>,
@@ -60,28 +60,30 @@ impl Engine {
         if replace {
             graph_ops::clear(&mut tx, &target(graph))?;
         }
-        for (format, body) in documents {
-            let mut parser = RdfParser::from_format(format);
-            if let Some(base) = base_iri {
-                parser = parser
-                    .with_base_iri(base)
-                    .map_err(|e| EngineError::Update(e.to_string()))?;
-            }
+        // Parsing runs on a thread of its own, a few batches ahead of the
+        // transaction: a large body's parse and its inserts overlap.
+        std::thread::scope(|scope| {
+            let (sender, batches) = std::sync::mpsc::sync_channel(BATCHES_AHEAD);
+            std::thread::Builder::new()
+                .name("tern-parse-body".into())
+                .spawn_scoped(scope, move || parse_documents(documents, base_iri, sender))
+                .map_err(|e| EngineError::Update(format!("cannot start parsing the body: {e}")))?;
             // Blank node labels are scoped to their document.
             let mut fresh: FxHashMap<BlankNode, BlankNode> = FxHashMap::default();
-            for quad in parser.for_reader(body) {
-                let quad =
-                    quad.map_err(|e| EngineError::Update(format!("{} body: {e}", format.name())))?;
-                if !quad.graph_name.is_default_graph() {
-                    return Err(EngineError::Update(format!(
-                        "the body names graph {}: a graph's body holds triples \
-                         (send Turtle, N-Triples, RDF/XML or JSON-LD)",
-                        quad.graph_name
-                    )));
+            let mut document = 0;
+            for parsed in batches {
+                let Parsed { index, quads } = parsed?;
+                if index != document {
+                    document = index;
+                    fresh.clear();
                 }
-                insert_renamed(&mut tx, quad, graph, &mut fresh)?;
+                for quad in quads {
+                    insert_renamed(&mut tx, quad, graph, &mut fresh)?;
+                }
             }
-        }
+            // Dropping `batches` on an error above stops the parser.
+            Ok::<(), EngineError>(())
+        })?;
         let committed = tx.commit()?;
         Ok(GraphWrite {
             created,
@@ -107,6 +109,64 @@ impl Engine {
             inserted: committed.inserted,
             deleted: committed.deleted,
         }))
+    }
+}
+
+/// Triples per batch handed from the parser to the transaction.
+const PARSED_BATCH: usize = 4096;
+/// Batches the parser may be ahead (what bounds its memory).
+const BATCHES_AHEAD: usize = 4;
+
+/// Triples of the `index`-th document of a body.
+struct Parsed {
+    index: usize,
+    quads: Vec<Quad>,
+}
+
+/// Parses the documents one after the other into batches of triples; stops
+/// at the first error (sent on) or when the receiver is gone.
+fn parse_documents<R: Read>(
+    documents: Vec<(RdfFormat, R)>,
+    base_iri: Option<&str>,
+    sender: std::sync::mpsc::SyncSender<Result<Parsed, EngineError>>,
+) {
+    let parse = |index: usize, format: RdfFormat, body: R| -> Result<bool, EngineError> {
+        let mut parser = RdfParser::from_format(format);
+        if let Some(base) = base_iri {
+            parser = parser
+                .with_base_iri(base)
+                .map_err(|e| EngineError::Update(e.to_string()))?;
+        }
+        let mut quads = Vec::with_capacity(PARSED_BATCH);
+        for quad in parser.for_reader(body) {
+            let quad =
+                quad.map_err(|e| EngineError::Update(format!("{} body: {e}", format.name())))?;
+            if !quad.graph_name.is_default_graph() {
+                return Err(EngineError::Update(format!(
+                    "the body names graph {}: a graph's body holds triples \
+                     (send Turtle, N-Triples, RDF/XML or JSON-LD)",
+                    quad.graph_name
+                )));
+            }
+            quads.push(quad);
+            if quads.len() == PARSED_BATCH {
+                let full = std::mem::replace(&mut quads, Vec::with_capacity(PARSED_BATCH));
+                if sender.send(Ok(Parsed { index, quads: full })).is_err() {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(sender.send(Ok(Parsed { index, quads })).is_ok())
+    };
+    for (index, (format, body)) in documents.into_iter().enumerate() {
+        match parse(index, format, body) {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => {
+                let _ = sender.send(Err(e));
+                return;
+            }
+        }
     }
 }
 

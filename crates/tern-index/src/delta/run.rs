@@ -2,9 +2,13 @@
 //! stack of runs a snapshot sees.
 
 use crate::permutation::{Permutation, Row};
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::sync::Arc;
+
+/// Changes from which a run's orders are sorted in parallel.
+const PARALLEL_SORT_FROM: usize = 50_000;
 
 /// One change to one quad `[s, p, o, g]` (raw IDs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,15 +55,29 @@ impl Run {
         Run::from_quads(net)
     }
 
+    /// A run of `changes` that each change a different quad (no netting
+    /// needed: a large write skips a hash of all its changes).
+    pub fn of_distinct(changes: &[Change]) -> Run {
+        Run::from_quads(changes.iter().map(|c| (c.quad, c.insert)).collect())
+    }
+
     fn from_quads(quads: Vec<([u64; 4], bool)>) -> Run {
-        let rows = Permutation::ALL.map(|perm| {
+        let sorted = |perm: Permutation| {
             let mut rows: Vec<(Row, bool)> = quads
                 .iter()
                 .map(|&(quad, insert)| (perm.row_of(quad), insert))
                 .collect();
             rows.sort_unstable_by_key(|r| r.0);
             rows
-        });
+        };
+        // A large write's six orders are sorted on all cores.
+        let rows = if quads.len() >= PARALLEL_SORT_FROM {
+            let rows: Vec<Vec<(Row, bool)>> =
+                Permutation::ALL.into_par_iter().map(sorted).collect();
+            rows.try_into().expect("six orders")
+        } else {
+            Permutation::ALL.map(sorted)
+        };
         Run::from_rows(rows)
     }
 
@@ -350,6 +368,10 @@ mod tests {
 
     #[test]
     fn changes_to_one_quad_cancel_in_pairs() {
+        assert_eq!(
+            Run::of(&[ins([4, 5, 6, 0]), ins([1, 2, 3, 0])]).rows,
+            Run::of_distinct(&[ins([4, 5, 6, 0]), ins([1, 2, 3, 0])]).rows
+        );
         let run = Run::of(&[ins([1, 2, 3, 0]), del([1, 2, 3, 0]), ins([4, 5, 6, 0])]);
         assert_eq!(run.len(), 1);
         let all = run.rows_from(Permutation::Pos, 0, run.len());

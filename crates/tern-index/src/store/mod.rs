@@ -22,7 +22,6 @@ mod wal;
 
 pub use compaction::CompactionReport;
 pub use layout::lock;
-pub use record::QuadChange;
 pub use transaction::{Committed, Transaction};
 
 use crate::delta::{DeltaVocab, Runs, VocabView};
@@ -241,7 +240,7 @@ impl Store {
         }
         let version = head.snapshot.version() + 1;
         let position = match &self.wal {
-            Some(wal) => match wal.append(version, &record::encode(&staged.record)) {
+            Some(wal) => match wal.append(version, &staged.record.parts()) {
                 Ok(position) => Some(position),
                 Err(e) => return (false, Err(e)),
             },

@@ -3,7 +3,7 @@
 //! itself as it goes (a later operation of a multi-operation update sees
 //! the earlier ones) and to nobody else until it commits.
 
-use super::record::QuadChange;
+use super::record::RecordWriter;
 use super::{Head, Store};
 use crate::delta::{Change, Run, VocabView};
 use crate::error::Result;
@@ -22,17 +22,22 @@ pub(crate) struct Staged {
     pub base: Snapshot,
     pub vocab_len_before: u64,
     pub changes: Vec<Change>,
-    pub record: Vec<QuadChange>,
+    pub record: RecordWriter,
     /// Keep the changes as terms for the log (not when replaying it).
     logging: bool,
     /// Terms (and blank nodes) this transaction made so far.
     created: u64,
     /// The visibility this transaction gave quads it changed.
     visible: FxHashMap<[u64; 4], bool>,
+    /// Some quad was changed more than once (its changes need netting).
+    changed_twice: bool,
     /// Blank nodes numbered below this exist.
     pub blank_nodes: u64,
     /// Blank node labels not of the index's form, numbered for this update.
     fresh_labels: FxHashMap<String, u64>,
+    /// Graphs by whether the state this transaction started from has no
+    /// quad in them (a write into a new graph then looks nothing up).
+    empty_graphs: FxHashMap<u64, bool>,
     key: Vec<u8>,
 }
 
@@ -43,11 +48,13 @@ impl Staged {
             blank_nodes: base.delta().blank_nodes,
             base,
             changes: Vec::new(),
-            record: Vec::new(),
+            record: RecordWriter::default(),
             logging: true,
             created: 0,
             visible: FxHashMap::default(),
+            changed_twice: false,
             fresh_labels: FxHashMap::default(),
+            empty_graphs: FxHashMap::default(),
             key: Vec::new(),
         }
     }
@@ -86,10 +93,11 @@ impl Staged {
                 },
             };
         }
-        let now_visible = match self.visible.get(&ids) {
-            Some(&v) => v,
+        let now_visible = match self.visible.get(&ids).copied() {
+            Some(v) => v,
             // A quad with a term made just now cannot be there yet.
             None if self.created > terms_before => false,
+            None if self.started_empty(ids[3])? => false,
             None => {
                 let prefix = ids.map(Id);
                 self.base.count(Permutation::Spo, &prefix, ScanRange::ALL)? > 0
@@ -98,15 +106,26 @@ impl Staged {
         if now_visible == insert {
             return Ok(false);
         }
-        self.visible.insert(ids, insert);
+        self.changed_twice |= self.visible.insert(ids, insert).is_some();
         self.changes.push(Change { quad: ids, insert });
         if self.logging {
-            self.record.push(QuadChange {
-                quad: quad.into_owned(),
-                insert,
-            });
+            self.record.push(quad, insert);
         }
         Ok(true)
+    }
+
+    /// Whether graph `g` held no quad in the state this transaction
+    /// started from (the default graph counts as never empty).
+    fn started_empty(&mut self, g: u64) -> Result<bool> {
+        if g == Id::DEFAULT_GRAPH.0 {
+            return Ok(false);
+        }
+        if let Some(&empty) = self.empty_graphs.get(&g) {
+            return Ok(empty);
+        }
+        let empty = self.base.named_graphs()?.binary_search(&Id(g)).is_err();
+        self.empty_graphs.insert(g, empty);
+        Ok(empty)
     }
 
     /// The ID of a term; a new one if `create` and the store lacks it.
@@ -175,7 +194,7 @@ impl Staged {
     /// reads.
     pub fn snapshot(&self) -> Snapshot {
         let delta = self.base.delta();
-        let runs = delta.runs.with_top(Run::of(&self.changes));
+        let runs = delta.runs.with_top(self.run());
         Snapshot::new(
             self.base.base().clone(),
             DeltaState::new(
@@ -187,6 +206,15 @@ impl Staged {
         )
     }
 
+    /// The staged changes as a run.
+    fn run(&self) -> Run {
+        if self.changed_twice {
+            Run::of(&self.changes)
+        } else {
+            Run::of_distinct(&self.changes)
+        }
+    }
+
     /// The state after committing as update `version`.
     pub fn committed(&self, version: u64) -> Snapshot {
         let delta = self.base.delta();
@@ -194,7 +222,7 @@ impl Staged {
             self.base.base().clone(),
             DeltaState::new(
                 version,
-                delta.runs.push(Run::of(&self.changes)),
+                delta.runs.push(self.run()),
                 VocabView::latest(delta.vocab.shared().clone()),
                 self.blank_nodes,
             ),

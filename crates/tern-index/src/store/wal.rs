@@ -100,34 +100,41 @@ impl Wal {
         Ok((wal, records))
     }
 
-    /// Appends a record; returns the log position a writer waits for with
-    /// [`wait_durable`](Self::wait_durable).
-    pub fn append(&self, seq: u64, payload: &[u8]) -> Result<u64> {
-        if payload.len() > MAX_RECORD {
+    /// Appends a record whose payload is `parts` one after the other;
+    /// returns the log position a writer waits for with
+    /// [`wait_durable`](Self::wait_durable). The parts are written as they
+    /// are (a large update's payload is not copied into one buffer).
+    pub fn append(&self, seq: u64, parts: &[&[u8]]) -> Result<u64> {
+        let len: usize = parts.iter().map(|p| p.len()).sum();
+        if len > MAX_RECORD {
             return Err(IndexError::Corrupt {
                 path: self.dir.clone(),
-                reason: format!(
-                    "an update of {} bytes is over the log's limit",
-                    payload.len()
-                ),
+                reason: format!("an update of {len} bytes is over the log's limit"),
             });
         }
-        let mut record = Vec::with_capacity(HEADER + payload.len());
-        record.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        record.extend_from_slice(&checksum(seq, payload).to_le_bytes());
-        record.extend_from_slice(&seq.to_le_bytes());
-        record.extend_from_slice(payload);
+        let mut hasher = crc32fast::Hasher::new();
+        hasher.update(&seq.to_le_bytes());
+        parts.iter().for_each(|p| hasher.update(p));
+        let mut header = [0u8; HEADER];
+        header[..4].copy_from_slice(&(len as u32).to_le_bytes());
+        header[4..8].copy_from_slice(&hasher.finalize().to_le_bytes());
+        header[8..].copy_from_slice(&seq.to_le_bytes());
         let mut segment = self.segment.lock().unwrap();
         let path = segment.path.clone();
-        if let Err(e) = (&*segment.file).write_all(&record) {
+        let mut file = &*segment.file;
+        let written = std::iter::once(&header[..])
+            .chain(parts.iter().copied())
+            .try_for_each(|part| file.write_all(part));
+        if let Err(e) = written {
             // Take back what part of it was written: the next record must
             // follow the last whole one.
             let len = segment.len;
             segment.file.set_len(len).at(&path)?;
             return Err(e).at(&path);
         }
-        segment.len += record.len() as u64;
-        segment.written += record.len() as u64;
+        let record_len = (HEADER + len) as u64;
+        segment.len += record_len;
+        segment.written += record_len;
         Ok(segment.written)
     }
 
@@ -348,8 +355,8 @@ mod tests {
         {
             let (wal, records) = Wal::open(&wal_dir).unwrap();
             assert!(records.is_empty());
-            let p1 = wal.append(1, b"first").unwrap();
-            let p2 = wal.append(2, b"second").unwrap();
+            let p1 = wal.append(1, &[b"fir", b"st"]).unwrap();
+            let p2 = wal.append(2, &[b"second"]).unwrap();
             wal.wait_durable(p1).unwrap();
             wal.wait_durable(p2).unwrap();
         }
@@ -363,7 +370,7 @@ mod tests {
         assert_eq!(seqs, vec![1, 2]);
         assert_eq!(records[1].payload, b"second");
         wal.rotate(3).unwrap();
-        let p = wal.append(3, b"third").unwrap();
+        let p = wal.append(3, &[b"third"]).unwrap();
         wal.wait_durable(p).unwrap();
         wal.remove_before(3).unwrap();
         drop(wal);
