@@ -9,6 +9,9 @@ and take turns, so drift on the machine hits them alike):
             --update-token FILE --max-update-bytes 1G (a random secret of 32 bytes,
             sent as Authorization: Bearer); SPARQL Update by POST /sparql, the Graph
             Store Protocol at /store, POST /compact
+  tern-async  the same with --wal-sync 100ms: answers once the log record is written to
+            the kernel, syncs in the background (the durability Oxigraph's and
+            Virtuoso's defaults give, see below)
   oxigraph  oxigraph load + optimize, then oxigraph serve --location DIR (read-write;
             update at /update, queries at /query, graph store at /store)
   virtuoso  a private Virtuoso 7.2 as in ../shared/PEERS.md (fairness_bench.Virtuoso),
@@ -75,7 +78,9 @@ commits grouped); Fuseki/TDB2 syncs at every commit (26 fsync + 8 msync per inse
 Oxigraph (RocksDB's log, default write options) and Virtuoso (transaction log, opened
 without O_SYNC) call none: their commits survive a crash of the server process but
 not necessarily of the machine. Small writes therefore compare a flushed commit
-(tern, Fuseki) with an unflushed one (Oxigraph, Virtuoso).
+(tern, Fuseki) with an unflushed one (Oxigraph, Virtuoso); tern-async is tern with an
+unflushed one too, for a like-for-like comparison. The tables give the ratio of each
+tern engine to each peer.
 
 Ratios in the tables are tern / peer of figures where higher is better (requests/s,
 triples/s, QMpH): above 1, tern is faster. Markdown tables go to stdout, everything
@@ -117,8 +122,12 @@ from fairness_bench import Virtuoso, stop, wait_http
 from http_query_bench import Client, compare, free_port, is_graph_query, load_average, result_lines
 from query_bench import Query, bsbm_suite, fmt_ms, publish
 
-ENGINES = ("tern", "oxigraph", "virtuoso", "fuseki")
-LABEL = {"tern": "tern", "oxigraph": "Oxigraph", "virtuoso": "Virtuoso", "fuseki": "Fuseki"}
+ENGINES = ("tern", "tern-async", "oxigraph", "virtuoso", "fuseki")
+LABEL = {"tern": "tern", "tern-async": "tern async", "oxigraph": "Oxigraph", "virtuoso": "Virtuoso",
+         "fuseki": "Fuseki"}
+# tern's engines: the default (a synced commit) and --wal-sync 100ms (asynchronous commit)
+TERNS = ("tern", "tern-async")
+ASYNC_SYNC = "100ms"
 PHASES = ("update-mix", "insert", "modify", "gsp", "tern-delta")
 
 BSBM_VOCAB = "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/vocabulary/"
@@ -131,6 +140,8 @@ SEP = "#__SEP__"
 
 COMMIT_DURABILITY = {
     "tern": "fdatasync of the write-ahead log before the answer (group commit)",
+    "tern-async": f"--wal-sync {ASYNC_SYNC}: log record written to the kernel before the answer, fdatasync in the "
+                  f"background every {ASYNC_SYNC} (survives kill -9, not a power loss)",
     "oxigraph": "RocksDB log written, not synced per commit (no fsync/fdatasync seen)",
     "virtuoso": "transaction log written, not synced per commit (no fsync seen, no O_SYNC); synced at checkpoints",
     "fuseki": "TDB2 journal and indexes synced at every commit (fsync + msync)",
@@ -701,7 +712,7 @@ def run_writers(engine: Engine, bodies: list[list[bytes]], timeout: float, expec
                 break
             res["ms"].append(r["ms"])
             res["done"] += 1
-            if expect is not None and engine.name == "tern":
+            if expect is not None and engine.name in TERNS:
                 with contextlib.suppress(ValueError, KeyError, TypeError):
                     if json.loads(r["body"])["inserted"] != expect:
                         res["miscounted"] += 1
@@ -826,7 +837,7 @@ def phase_modify(engines: dict[str, Engine], data: Data, args) -> dict:
                         err = r["error"]
                         break
                     lat.append(r["ms"])
-                    if eng.name == "tern":
+                    if eng.name in TERNS:
                         with contextlib.suppress(ValueError, KeyError, TypeError):
                             j = json.loads(r["body"])
                             changed.append(j["inserted"] + j["deleted"])
@@ -903,7 +914,7 @@ def gsp_put_large_graph(engines: dict[str, Engine], args) -> dict:
             headers = {"Content-Type": "application/n-triples", **eng.update_headers()}
             r = u.request("PUT", target, body, headers)
             u.close()
-            if e == "tern" and r["status"] in (404, 405):
+            if e in TERNS and r["status"] in (404, 405):
                 skipped[e] = (f"tern answered HTTP {r['status']} to PUT {target.split('?')[0]}: no Graph Store "
                               "Protocol writes in this build")
                 log(f"  SKIPPED tern: {skipped[e]}")
@@ -1046,14 +1057,18 @@ def phase_tern_delta(data: Data, args) -> dict:
 # --- tables ---------------------------------------------------------------
 
 def markdown(results: dict, engines: list[str]) -> str:
-    peers = [e for e in engines if e != "tern"]
+    terns = [e for e in engines if e in TERNS]
+    # ratio columns: each tern engine against each peer (the async one against the peers that do
+    # not sync per commit either, and Fuseki)
+    pairs = [(t, p) for t in terns for p in engines if p not in TERNS]
+    peers = pairs  # one ratio column per pair
     L = [LABEL[e] for e in engines]
     lines = []
 
     def ratio_cells(vals: dict) -> list[str]:
-        return [fmt_ratio(ratio(vals.get("tern"), vals.get(p))) if "tern" in engines else "—" for p in peers]
+        return [fmt_ratio(ratio(vals.get(t), vals.get(p))) for t, p in pairs]
 
-    rhead = " | ".join(f"tern/{LABEL[p]}" for p in peers)
+    rhead = " | ".join(f"{LABEL[t]}/{LABEL[p]}" for t, p in pairs)
     if "update-mix" in results:
         r = results["update-mix"]
         lines += ["", f"**BSBM Explore-and-Update** ({r['mixes']} mixes: 25 explore queries + INSERT DATA of one "
@@ -1239,7 +1254,7 @@ def main() -> None:
         args.gsp_triples = 20_000
     args.deltas = [float(x) for x in args.deltas.split(",") if x.strip()]
     args.tern_args = args.tern_args.split()
-    needs_tern = "tern" in args.engines or "tern-delta" in phases
+    needs_tern = any(e in TERNS for e in args.engines) or "tern-delta" in phases
     if needs_tern and not os.access(args.tern, os.X_OK):
         ap.error(f"no tern binary at {args.tern} (cargo build --release -p tern-cli, or --tern)")
     if "oxigraph" in args.engines and not os.access(args.oxigraph, os.X_OK):
@@ -1262,7 +1277,9 @@ def main() -> None:
     shared_phases = [p for p in phases if p != "tern-delta"]
     t_run = time.monotonic()
     if shared_phases and args.engines:
-        makers = {"tern": lambda: TernEngine(args, "tern", data.base), "oxigraph": lambda: OxigraphEngine(args, data.base),
+        makers = {"tern": lambda: TernEngine(args, "tern", data.base),
+                  "tern-async": lambda: TernEngine(args, "tern-async", data.base, ["--wal-sync", ASYNC_SYNC]),
+                  "oxigraph": lambda: OxigraphEngine(args, data.base),
                   "virtuoso": lambda: VirtuosoEngine(args, data.base), "fuseki": lambda: FusekiEngine(args, data.base)}
         with contextlib.ExitStack() as stack:
             engines = {}
@@ -1286,7 +1303,7 @@ def main() -> None:
                 results[phase]["elapsed_s"] = round(time.monotonic() - t, 1)
             for e, eng in engines.items():
                 servers_info[e] = eng.info()
-                if e == "tern":
+                if e in TERNS:
                     servers_info[e]["store"] = eng.store_metrics()
         for e in args.engines:  # after the clean stop (checkpoints, flushes)
             servers_info[e]["store_bytes_after"] = dir_bytes(args.work / e)
@@ -1306,6 +1323,7 @@ def main() -> None:
         "data": {"base": str(data.base), "update_transactions": len(data.transactions), "bsbm_1m": str(data.full)},
         "engines": {
             "tern": {"binary": str(args.tern), "version": tool_version([str(args.tern), "--version"])},
+            "tern-async": {"binary": str(args.tern), "wal_sync": ASYNC_SYNC},
             "oxigraph": {"binary": str(args.oxigraph), "version": tool_version([str(args.oxigraph), "--version"])},
             "virtuoso": {"version": tool_version(["dpkg-query", "-W", "-f=${Version}", "virtuoso-opensource"]),
                          "graph": VIRTUOSO_GRAPH},

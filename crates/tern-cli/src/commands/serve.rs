@@ -123,6 +123,13 @@ pub struct ServeArgs {
     /// server, but a power loss may lose up to that interval's updates).
     #[arg(long, default_value = "commit", value_parser = parse_sync_policy)]
     wal_sync: SyncPolicy,
+    /// Threads that speak HTTP (queries, writes, compression and result
+    /// encoding run on threads of their own). One is the default: with two,
+    /// the wake-ups between them took a quarter of a small request's time
+    /// (single-client ASK 4,400 -> 7,600 requests/s with one), with no loss
+    /// of throughput for 8 to 32 clients or for a large export.
+    #[arg(long, default_value_t = 1)]
+    http_threads: usize,
     /// Testing only: honour the `tern-fault-after=N` parameter (fail after N rows).
     #[arg(long, hide = true)]
     inject_faults: bool,
@@ -212,7 +219,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         config.workers = w.max(1);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(args.http_threads.max(1))
         .enable_all()
         .build()?;
     runtime.block_on(async move {
