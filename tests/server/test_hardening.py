@@ -3,6 +3,7 @@ correct answer), and the server keeps serving afterwards."""
 
 import re
 import socket
+import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlencode
@@ -10,7 +11,8 @@ from urllib.parse import urlencode
 import pytest
 import requests
 
-from conftest import Server
+from conftest import SAMPLE, Server, tern_bin
+from writes import credential_file, fresh_index
 
 # The engine's documented limits (tern_engine::MAX_TEXT_NESTING and
 # MAX_ALGEBRA_DEPTH).
@@ -411,3 +413,50 @@ def test_time_waiting_for_a_worker_counts_against_the_timeout(one_worker_fcfs):
     assert quick.status_code == 504, quick.text[:300]
     assert "timeout" in quick.text.lower() or "time" in quick.text.lower(), quick.text[:300]
     assert_alive(s)
+
+
+def test_a_log_that_cannot_be_written_loses_lines_not_requests(workdir):
+    """The server's log (stderr) on a full disk: /dev/full fails every write
+    with ENOSPC. Log lines are lost; queries and updates are still answered
+    and the server stays up (the log's error report used to panic request
+    threads and stopped the server under a write benchmark)."""
+    index = fresh_index(workdir, "log-full", str(SAMPLE))
+    credential = credential_file(workdir)
+    auth = {"Authorization": "Bearer " + credential.read_text().strip()}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.Popen(
+            [tern_bin(), "serve", "--index", str(index), "--port", str(port),
+             "--update-token", str(credential)],
+            stdout=full, stderr=full,
+        )
+    url = f"http://127.0.0.1:{port}/sparql"
+    try:
+        assert wait_for(lambda: _answers(url), timeout=30), "the server did not start"
+
+        def query(i):
+            return requests.get(url, params={"query": f"SELECT ?s WHERE {{ ?s ?p {i} }}"}, timeout=30)
+
+        def update(i):
+            return requests.post(url, data={"update": f"INSERT DATA {{ <http://e/full{i}> <http://e/p> {i} }}"},
+                                 headers=auth, timeout=30)
+
+        with ThreadPoolExecutor(16) as pool:
+            answers = list(pool.map(lambda i: (query if i % 2 else update)(i), range(200)))
+        assert [r.status_code for r in answers] == [200] * 200
+        assert proc.poll() is None
+        count = requests.get(url, params={"query": "SELECT (COUNT(*) AS ?n) { ?s <http://e/p> ?o }"},
+                             headers={"Accept": "text/csv"}, timeout=30)
+        assert count.text.split()[-1] == "100"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def _answers(url: str) -> bool:
+    try:
+        return requests.get(url, params={"query": "ASK {}"}, timeout=2).status_code == 200
+    except requests.RequestException:
+        return False

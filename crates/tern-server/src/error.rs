@@ -103,6 +103,16 @@ impl From<EngineError> for RequestError {
             EngineError::Index(tern_index::IndexError::ReadOnly) => {
                 RequestError::Forbidden(e.to_string())
             }
+            // A full disk refuses the write (nothing changed); 507 tells the
+            // client it may retry once the operator made room.
+            EngineError::Index(tern_index::IndexError::Io { ref source, .. })
+                if source.kind() == std::io::ErrorKind::StorageFull =>
+            {
+                RequestError::ResourceLimit(format!(
+                    "{e}: the disk is full; the update changed nothing and can be retried \
+                     once there is room"
+                ))
+            }
             other => RequestError::Internal(other.to_string()),
         }
     }
@@ -129,5 +139,26 @@ impl IntoResponse for RequestError {
             );
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_is_507_and_other_io_errors_500() {
+        let io = |kind| {
+            EngineError::Index(tern_index::IndexError::Io {
+                path: "store/wal/1.log".into(),
+                source: std::io::Error::from(kind),
+            })
+        };
+        let full = RequestError::from(io(std::io::ErrorKind::StorageFull));
+        assert_eq!(full.status(), StatusCode::INSUFFICIENT_STORAGE);
+        assert!(full.to_string().contains("store/wal/1.log"), "{full}");
+        assert!(full.to_string().contains("the disk is full"), "{full}");
+        let other = RequestError::from(io(std::io::ErrorKind::PermissionDenied));
+        assert_eq!(other.status(), StatusCode::INTERNAL_SERVER_ERROR);
     }
 }

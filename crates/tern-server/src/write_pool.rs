@@ -29,7 +29,11 @@ impl WritePool {
                 .spawn(move || loop {
                     let job = receiver.lock().unwrap_or_else(|e| e.into_inner()).recv();
                     match job {
-                        Ok(job) => job(),
+                        // A job that panics loses its answer (the client
+                        // gets a 500), not the thread.
+                        Ok(job) => {
+                            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                        }
                         Err(_) => return, // the server is gone
                     }
                 })?;

@@ -2,6 +2,7 @@ use crate::duration::parse_duration;
 use crate::size::{default_memory, parse_size};
 use anyhow::{Context, Result};
 use clap::Args;
+use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -152,6 +153,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
     // RUST_LOG-style filtering is not needed for that.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Its default reports a failed write with eprintln!, which panics
+        // when stderr cannot be written either (a full disk under the log
+        // took down request threads): a lost log line is better.
+        .log_internal_errors(false)
         .with_target(true)
         .with_ansi(false)
         .init();
@@ -225,7 +230,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
     runtime.block_on(async move {
         let listener = tern_server::bind(config.clone()).await?;
         let addr = listener.local_addr()?;
-        eprintln!(
+        // Not eprintln!, which panics when stderr cannot be written.
+        let _ = writeln!(
+            std::io::stderr(),
             "tern serve: SPARQL endpoint at http://{addr}/sparql ({} workers, queue {}, {})",
             config.workers,
             config.max_queued,

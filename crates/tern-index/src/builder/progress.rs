@@ -35,7 +35,9 @@ impl Progress {
         self.phase = name.to_owned();
         self.phase_start = Instant::now();
         if self.enabled && !self.terminal {
-            eprintln!("[tern load] {name}");
+            // Never eprintln!: a closed stderr (`tern load ... 2>&1 | head`)
+            // must not stop the load.
+            let _ = writeln!(std::io::stderr(), "[tern load] {name}");
         }
     }
 
@@ -72,7 +74,7 @@ impl Progress {
 
     pub fn end_line(&mut self) {
         if self.enabled && self.terminal && !self.phase.is_empty() {
-            eprint!("\r\x1b[2K");
+            let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
     }
 }

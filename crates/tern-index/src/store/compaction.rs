@@ -110,7 +110,12 @@ impl Store {
             .name("tern-compaction".into())
             .spawn(move || {
                 if let Err(e) = store.compact() {
-                    eprintln!("tern: compaction failed, the delta stays as it is: {e}");
+                    // Not eprintln!: it panics when stderr cannot be written
+                    // (a full disk under the log).
+                    let _ = writeln!(
+                        std::io::stderr(),
+                        "tern: compaction failed, the delta stays as it is: {e}"
+                    );
                 }
             })
             .ok();
