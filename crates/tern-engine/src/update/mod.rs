@@ -22,6 +22,7 @@ use crate::EngineError;
 use oxrdf::NamedNode;
 use spargebra::{GraphUpdateOperation, Update};
 use std::time::Duration;
+use tern_index::store::Transaction;
 
 /// Everything about one update besides its text.
 #[derive(Debug, Clone, Default)]
@@ -53,7 +54,15 @@ pub struct UpdateReport {
 impl Engine {
     /// Parses and applies a SPARQL update; on any error nothing changes.
     pub fn update(&self, text: &str, request: &UpdateRequest) -> Result<UpdateReport, EngineError> {
-        let update = parse(text, request.base_iri.as_deref())?;
+        self.update_parsed(&parse(text, request.base_iri.as_deref())?, request)
+    }
+
+    /// Applies a parsed update (see [`parse`]); on any error nothing changes.
+    pub fn update_parsed(
+        &self,
+        update: &Update,
+        request: &UpdateRequest,
+    ) -> Result<UpdateReport, EngineError> {
         // LOAD's documents, read before the store is taken (see `load`).
         let mut documents = update
             .operations
@@ -111,13 +120,56 @@ impl Engine {
                 return Err(EngineError::Cancelled);
             }
         }
-        let committed = tx.commit()?;
-        Ok(UpdateReport {
-            version: committed.version,
-            operations: update.operations.len(),
-            inserted: committed.inserted,
-            deleted: committed.deleted,
-        })
+        commit(tx, update)
+    }
+}
+
+/// Commits an update's transaction; what it did.
+fn commit(tx: Transaction<'_>, update: &Update) -> Result<UpdateReport, EngineError> {
+    let committed = tx.commit()?;
+    Ok(UpdateReport {
+        version: committed.version,
+        operations: update.operations.len(),
+        inserted: committed.inserted,
+        deleted: committed.deleted,
+    })
+}
+
+/// Most quads of an update [`Engine::try_update_now`] applies.
+const SMALL_UPDATE_QUADS: usize = 1024;
+
+impl Engine {
+    /// Applies an update of only INSERT DATA / DELETE DATA of at most
+    /// [`SMALL_UPDATE_QUADS`] quads at once on this thread, if no other
+    /// update holds the store and its commit waits for no sync: such an
+    /// update is a few microseconds of work, less than handing it to
+    /// another thread costs. `None`: not such an update, or the store is
+    /// busy (run it with [`update`](Self::update) instead).
+    pub fn try_update_now(&self, update: &Update) -> Option<Result<UpdateReport, EngineError>> {
+        let small = update
+            .operations
+            .iter()
+            .try_fold(0usize, |quads, op| match op {
+                GraphUpdateOperation::InsertData { data } => Some(quads + data.len()),
+                GraphUpdateOperation::DeleteData { data } => Some(quads + data.len()),
+                _ => None,
+            });
+        if small.is_none_or(|quads| quads > SMALL_UPDATE_QUADS)
+            || !self.store().commits_without_sync()
+        {
+            return None;
+        }
+        let mut tx = match self.store().try_begin() {
+            Ok(Some(tx)) => tx,
+            Ok(None) => return None,
+            Err(e) => return Some(Err(e.into())),
+        };
+        let applied = update.operations.iter().try_for_each(|op| match op {
+            GraphUpdateOperation::InsertData { data } => graph_ops::insert_data(&mut tx, data),
+            GraphUpdateOperation::DeleteData { data } => graph_ops::delete_data(&mut tx, data),
+            _ => unreachable!("only data operations, checked above"),
+        });
+        Some(applied.and_then(|()| commit(tx, update)))
     }
 }
 

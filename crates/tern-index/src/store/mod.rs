@@ -198,14 +198,31 @@ impl Store {
         if !self.writable() {
             return Err(IndexError::ReadOnly);
         }
-        let head = self.head.lock().unwrap();
+        Ok(self.transaction(self.head.lock().unwrap()))
+    }
+
+    /// Starts an update if no other one runs; `None` if one does.
+    pub fn try_begin(&self) -> Result<Option<Transaction<'_>>> {
+        if !self.writable() {
+            return Err(IndexError::ReadOnly);
+        }
+        Ok(self.head.try_lock().ok().map(|head| self.transaction(head)))
+    }
+
+    fn transaction<'s>(&'s self, head: std::sync::MutexGuard<'s, Head>) -> Transaction<'s> {
         let staged = Staged::new(head.snapshot.clone());
-        Ok(Transaction {
+        Transaction {
             store: self,
             head: Some(head),
             staged,
             committed: false,
-        })
+        }
+    }
+
+    /// Whether a commit returns without waiting for a sync of the log (no
+    /// log, or [`SyncPolicy::Interval`]).
+    pub fn commits_without_sync(&self) -> bool {
+        self.wal.is_none() || matches!(self.options.sync, SyncPolicy::Interval(_))
     }
 
     /// Logs and publishes a transaction's changes (see
