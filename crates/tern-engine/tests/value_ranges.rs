@@ -127,3 +127,61 @@ fn date_time_ranges_keep_values_of_every_timezone() {
         &["t1", "t2", "t3", "t4"],
     );
 }
+
+const TITLES: &str = r#"
+@prefix ex: <http://example.org/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ex:a ex:title "Efficient joins" .
+ex:b ex:title "Efficient"@en .
+ex:c ex:title "Efficiency"^^xsd:string .
+ex:d ex:title "Eff.cient"@fr .
+ex:j ex:title "Efficient token"^^xsd:token .
+ex:e ex:title "efficient, lower case" .
+ex:f ex:title "An Efficient index" .
+ex:g ex:title 42 .
+ex:h ex:title ex:Efficient .
+ex:i ex:title "Effort\u0000nul" .
+"#;
+
+/// `STRSTARTS` and anchored `REGEX` read only the vocabulary range of
+/// literals with the prefix; the answers are those of the filter on every
+/// row (language-tagged strings included; other datatypes, IRIs and numbers
+/// are not strings to these functions).
+#[test]
+fn string_prefixes_read_only_the_literals_that_start_so() {
+    let (_tmp, engine) = common::engine_over("titles.ttl", TITLES, EngineOptions::default());
+    let cases: [(&str, bool, &[&str]); 9] = [
+        (r#"STRSTARTS(?t, "Efficient")"#, true, &["a", "b"]),
+        (r#"REGEX(?t, "^Efficien")"#, true, &["a", "b", "c"]),
+        (r#"REGEX(?t, "^Eff.c")"#, true, &["a", "b", "c", "d"]),
+        (r#"REGEX(?t, "^Eff\\.c")"#, true, &["d"]),
+        (r#"REGEX(?t, "^Effi?c")"#, true, &["a", "b", "c"]),
+        (r#"REGEX(?t, "^Effo", "s")"#, true, &["i"]),
+        (r#"REGEX(?t, "^Zzz")"#, true, &[]),
+        // Not narrowed: case-insensitive, unanchored, alternation.
+        (r#"REGEX(?t, "^efficient", "i")"#, false, &["a", "b", "e"]),
+        (r#"REGEX(?t, "^An|^Eff\\.")"#, false, &["d", "f"]),
+    ];
+    for (condition, narrowed, expected) in cases {
+        let query = format!("SELECT ?r {{ ?r ex:title ?t FILTER({condition}) }}");
+        let shown = plan(&engine, &query);
+        assert_eq!(shown.contains(" reading "), narrowed, "{query}\n{shown}");
+        let whole = format!("SELECT ?r {{ ?r ex:title ?t FILTER(({condition}) || false) }}");
+        assert_eq!(values(&engine, &query), values(&engine, &whole), "{query}");
+        assert_eq!(values(&engine, &query), expected, "{query}");
+    }
+}
+
+/// A title an update brought is a term of the delta, outside the sorted
+/// vocabulary: prefixes are then not narrowed, and it is found.
+#[test]
+fn string_prefixes_find_literals_that_updates_brought() {
+    let (_tmp, engine) = common::engine_over("titles.ttl", TITLES, EngineOptions::default());
+    let update = format!("{PREFIX}INSERT DATA {{ ex:k ex:title \"Efficient updates\" }}");
+    engine
+        .update(&update, &tern_engine::UpdateRequest::default())
+        .unwrap();
+    let query = r#"SELECT ?r { ?r ex:title ?t FILTER(STRSTARTS(?t, "Efficient")) }"#;
+    assert!(!plan(&engine, query).contains(" reading "));
+    assert_eq!(values(&engine, query), ["a", "b", "k"]);
+}

@@ -188,6 +188,19 @@ impl Index {
         Ok(Id::new(Tag::Vocab, first))
     }
 
+    /// The vocabulary IDs `[low, high)` of the literals whose lexical form
+    /// starts with `prefix` (of every language and datatype; inline values
+    /// never match: they are not strings).
+    pub fn literal_prefix_ids(&self, prefix: &str) -> Result<(Id, Id)> {
+        let (low, high) = term_key::literal_prefix_keys(prefix);
+        let low = self.vocab.lower_bound(&low)?;
+        let high = match high {
+            Some(high) => self.vocab.lower_bound(&high)?,
+            None => self.vocab.len(),
+        };
+        Ok((Id::new(Tag::Vocab, low), Id::new(Tag::Vocab, high)))
+    }
+
     /// The ID of a term, `None` when the index does not contain it. Inline values
     /// get their ID even if no triple uses them.
     pub fn id_of(&self, term: TermRef<'_>) -> Result<Option<Id>> {

@@ -134,6 +134,16 @@ impl Snapshot {
         self.base.first_literal()
     }
 
+    /// The IDs `[low, high)` of the literals whose lexical form starts with
+    /// `prefix` (see [`Index::literal_prefix_ids`]); `None` once the delta
+    /// has terms of its own, which are not in key order.
+    pub fn literal_prefix_ids(&self, prefix: &str) -> Result<Option<(Id, Id)>> {
+        if self.delta_terms() > 0 {
+            return Ok(None);
+        }
+        self.base.literal_prefix_ids(prefix).map(Some)
+    }
+
     /// The statistics of the base, corrected by the delta: quads per
     /// predicate exact, distinct counts estimated (the base's, plus at most
     /// one per inserted quad, at most the quads).

@@ -63,13 +63,7 @@ pub fn iri_key(iri: &str, key: &mut Vec<u8>) {
 
 pub fn literal_key(literal: LiteralRef<'_>, key: &mut Vec<u8>) {
     key.push(LITERAL);
-    for &b in literal.value().as_bytes() {
-        match b {
-            0 => key.extend_from_slice(&[1, 1]),
-            1 => key.extend_from_slice(&[1, 2]),
-            _ => key.push(b),
-        }
-    }
+    escape_value(literal.value(), key);
     key.push(0);
     if let Some(lang) = literal.language() {
         key.push(b'@');
@@ -78,6 +72,37 @@ pub fn literal_key(literal: LiteralRef<'_>, key: &mut Vec<u8>) {
         key.push(b'^');
         key.extend_from_slice(literal.datatype().as_str().as_bytes());
     }
+}
+
+fn escape_value(value: &str, key: &mut Vec<u8>) {
+    for &b in value.as_bytes() {
+        match b {
+            0 => key.extend_from_slice(&[1, 1]),
+            1 => key.extend_from_slice(&[1, 2]),
+            _ => key.push(b),
+        }
+    }
+}
+
+/// The keys between which lie those of every literal (of any language or
+/// datatype) whose lexical form starts with `prefix`: `[low, high)`, `high`
+/// `None` when no key bounds them above.
+pub fn literal_prefix_keys(prefix: &str) -> (Vec<u8>, Option<Vec<u8>>) {
+    let mut low = vec![LITERAL];
+    escape_value(prefix, &mut low);
+    // The least key above all that start with `low`: its last byte that
+    // is not 0xFF, one up (escaped values hold no 0x00, so no key with the
+    // prefix ends the value inside it).
+    let mut high = low.clone();
+    while let Some(&last) = high.last() {
+        if last == 0xFF {
+            high.pop();
+        } else {
+            *high.last_mut().expect("not empty") += 1;
+            return (low, Some(high));
+        }
+    }
+    (low, None)
 }
 
 /// The key for a term, or `None` when the term never lives in the vocabulary.
@@ -227,6 +252,32 @@ pub fn blank_node_number(node: BlankNodeRef<'_>) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prefix_range_holds_the_literals_that_start_with_it() {
+        let key = |l: LiteralRef<'_>| {
+            let mut k = Vec::new();
+            literal_key(l, &mut k);
+            k
+        };
+        let (low, high) = literal_prefix_keys("Eff");
+        let high = high.unwrap();
+        for inside in [
+            LiteralRef::new_simple_literal("Eff"),
+            LiteralRef::new_simple_literal("Efficient"),
+            LiteralRef::new_language_tagged_literal_unchecked("Effort", "en"),
+            LiteralRef::new_typed_literal("Eff\u{1F426}", oxrdf::vocab::xsd::TOKEN),
+        ] {
+            let k = key(inside);
+            assert!(low <= k && k < high, "{inside}");
+        }
+        for outside in ["Ef", "Efe", "Efg", "eff", "E"] {
+            let k = key(LiteralRef::new_simple_literal(outside));
+            assert!(!(low <= k && k < high), "{outside}");
+        }
+        let (_, high) = literal_prefix_keys("\u{10FFFF}");
+        assert!(high.is_some());
+    }
     use oxrdf::{Literal, NamedNode};
 
     fn key(t: impl Into<Term>) -> Vec<u8> {

@@ -195,10 +195,11 @@ impl Planner {
     }
 
     /// The pattern, narrowed to a range of its object's values if `ranges`
-    /// has one for its object variable and its predicate is constant. The
-    /// ranges cover inline values only, so a predicate with literal objects
-    /// in the vocabulary (a date in a non-canonical form, say) is not
-    /// narrowed.
+    /// has one for its object variable and its predicate is constant. A
+    /// range of inline values misses the literals of the vocabulary (a date
+    /// in a non-canonical form, say), so a predicate with such literals is
+    /// not narrowed to one; a range of the vocabulary (a string prefix) is
+    /// exact.
     pub(super) fn narrowed(
         &self,
         terms: [PatternTerm; 3],
@@ -220,7 +221,8 @@ impl Planner {
         let Some((predicate, range)) = range else {
             return Ok(PatternRows::new(terms, scope));
         };
-        if self.literal_objects(predicate, Literals::OfVocabulary)? > 0 {
+        let of_vocabulary = matches!(range.start, Bound::Included(id) if id.tag() == Tag::Vocab);
+        if !of_vocabulary && self.literal_objects(predicate, Literals::OfVocabulary)? > 0 {
             return Ok(PatternRows::new(terms, scope));
         }
         Ok(PatternRows::ranged(terms, scope, Some((2, range))))
