@@ -32,6 +32,9 @@ ex:c1 ex:s ex:i1 .
 ex:c2 ex:s ex:i2 .
 ex:c3 ex:s _:shared .
 ex:c4 ex:s ex:i3 .
+ex:t1 ex:t "abc" .
+ex:t2 ex:t "abc"@en .
+ex:t3 ex:t "ABC"^^xsd:string .
 "#;
 
 const PREFIX: &str = "PREFIX ex: <http://example.org/>\n";
@@ -125,4 +128,17 @@ fn equality_with_a_side_that_is_never_a_literal_joins_on_ids() {
         let filtered = format!("SELECT ?x ?y {{ {pattern} FILTER((?a = ?b) || false) }}");
         assert_eq!(pairs(&engine, &filtered), expected, "{pattern} as a filter");
     }
+}
+
+#[test]
+fn a_build_side_of_strings_matches_probe_rows_by_id() {
+    let (_tmp, engine) = common::engine_over("data.ttl", DATA, EngineOptions::default());
+    // ex:t's objects (the smaller side) are strings only: a probe value
+    // equals one of them only as the same term.
+    let joined = "SELECT ?x ?y { ?x ex:p ?a . ?y ex:t ?b FILTER(?a = ?b) }";
+    assert!(plan(&engine, joined).contains("EqualityJoin"));
+    let expected = vec!["a4 t1", "a5 t2"];
+    assert_eq!(pairs(&engine, joined), expected);
+    let filtered = "SELECT ?x ?y { ?x ex:p ?a . ?y ex:t ?b FILTER((?a = ?b) || false) }";
+    assert_eq!(pairs(&engine, filtered), expected);
 }

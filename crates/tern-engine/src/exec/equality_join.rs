@@ -4,10 +4,12 @@
 //! product's).
 //!
 //! `=` between an IRI or a blank node and any term is true only for the same
-//! term, that is the same ID, so such probe rows look their ID up. Literals
-//! are equal by value (`1 = 1.0`), which IDs do not show, so a literal probe
-//! row is tested with the condition itself against the build side's literal
-//! rows that may be equal to it ([`LiteralBuckets`]), and nothing else.
+//! term, that is the same ID, so such probe rows look their ID up. So do
+//! all probe rows when the build side's literals are all strings (a string
+//! equals only itself). Other literals are equal by value (`1 = 1.0`),
+//! which IDs do not show, so a literal probe row is then tested with the
+//! condition itself against the build side's literal rows that may be
+//! equal to it ([`LiteralBuckets`]), and nothing else.
 
 use super::condition::Condition;
 use super::join_inputs::walk_candidates;
@@ -132,7 +134,11 @@ impl Operator for EqualityJoin {
                 if key == Id::UNDEFINED {
                     return Ok(true);
                 }
-                if !ctx.is_literal(key)? {
+                let buckets = match literals {
+                    Some(buckets) => buckets,
+                    None => literals.insert(literal_rows(ctx, table, build_column)?),
+                };
+                if buckets.only_strings() || !ctx.is_literal(key)? {
                     let candidates = table.candidates_from(&[key], at.next);
                     return walk_candidates(candidates, at, |candidate, _| {
                         let right = &table.rows[candidate as usize];
@@ -142,10 +148,6 @@ impl Operator for EqualityJoin {
                         Ok(out.len >= BATCH_ROWS)
                     });
                 }
-                let buckets = match literals {
-                    Some(buckets) => buckets,
-                    None => literals.insert(literal_rows(ctx, table, build_column)?),
-                };
                 let candidates = buckets.candidates(ctx, key)?;
                 let rest = candidates.get(at.next..).unwrap_or_default();
                 walk_candidates(rest.iter().copied(), at, |candidate, _| {

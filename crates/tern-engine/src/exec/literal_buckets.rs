@@ -24,6 +24,8 @@ use tern_index::Id;
 pub struct LiteralBuckets {
     by_value: FxHashMap<ValueKey, Vec<u32>>,
     others: Vec<u32>,
+    /// Every literal is a string (see [`only_strings`](Self::only_strings)).
+    only_strings: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -49,7 +51,20 @@ impl LiteralBuckets {
                 None => buckets.others.push(row),
             }
         }
+        buckets.only_strings = buckets.others.is_empty()
+            && buckets
+                .by_value
+                .keys()
+                .all(|key| matches!(key, ValueKey::Text(_)));
         Ok(buckets)
+    }
+
+    /// Whether every literal of the build side is a string (simple,
+    /// `xsd:string` or language-tagged). `=` with a string is then true only
+    /// for the same term, so a literal probe value needs no decoding: its
+    /// ID finds the rows equal to it.
+    pub fn only_strings(&self) -> bool {
+        self.only_strings
     }
 
     /// The rows that may be equal to the literal `id`.
