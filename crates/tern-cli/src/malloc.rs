@@ -28,66 +28,21 @@ pub fn single_arena() {
 /// client the server is idle after every query, and trimming each time made
 /// a 0.85 ms query take 1.9 ms once a compaction had left a large,
 /// fragmented heap behind: hence comparing with what the last trim left.
-/// Reading the statistics walks the arena's free lists too (4% of the
-/// server's CPU when a client sent tiny queries one after another), so the
-/// arena is looked at most every [`IDLE_CHECK_EVERY`]; a look this call
-/// skips is left to [`trim_while_busy`]'s thread, which makes it within
-/// that time.
 pub fn trim_if_holding() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        if checked_recently() {
-            LOOK_PENDING.store(true, Ordering::Relaxed);
-        } else {
-            look_and_trim();
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static FREE_AFTER_LAST_TRIM: AtomicUsize = AtomicUsize::new(0);
+        // SAFETY: mallinfo2 only reads the allocator's statistics, under
+        // the arena's lock.
+        let free = unsafe { libc::mallinfo2() }.fordblks;
+        let floor = FREE_AFTER_LAST_TRIM.load(Ordering::Relaxed);
+        if free > floor.saturating_add(MAX_HELD_FREE) {
+            trim();
+            // SAFETY: as above.
+            let left = unsafe { libc::mallinfo2() }.fordblks;
+            FREE_AFTER_LAST_TRIM.store(left, Ordering::Relaxed);
         }
-    }
-}
-
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-
-/// Free bytes in the arena right after the last trim.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-static FREE_AFTER_LAST_TRIM: AtomicUsize = AtomicUsize::new(0);
-/// When the arena was last looked at, in ms since [`clock`]'s start (0: never).
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-static LAST_LOOK_MS: AtomicU64 = AtomicU64::new(0);
-/// A query ended while a look had just been made.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-static LOOK_PENDING: AtomicBool = AtomicBool::new(false);
-
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn clock_ms() -> u64 {
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START
-        .get_or_init(std::time::Instant::now)
-        .elapsed()
-        .as_millis() as u64
-        + 1
-}
-
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn checked_recently() -> bool {
-    let last = LAST_LOOK_MS.load(Ordering::Relaxed);
-    last != 0 && clock_ms().saturating_sub(last) < IDLE_CHECK_EVERY.as_millis() as u64
-}
-
-/// Trims when the arena holds [`MAX_HELD_FREE`] more free memory than the
-/// last trim left.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn look_and_trim() {
-    LAST_LOOK_MS.store(clock_ms(), Ordering::Relaxed);
-    LOOK_PENDING.store(false, Ordering::Relaxed);
-    // SAFETY: mallinfo2 only reads the allocator's statistics, under the
-    // arena's lock.
-    let free = unsafe { libc::mallinfo2() }.fordblks;
-    let floor = FREE_AFTER_LAST_TRIM.load(Ordering::Relaxed);
-    if free > floor.saturating_add(MAX_HELD_FREE) {
-        trim();
-        // SAFETY: as above.
-        let left = unsafe { libc::mallinfo2() }.fordblks;
-        FREE_AFTER_LAST_TRIM.store(left, Ordering::Relaxed);
     }
 }
 
@@ -103,8 +58,6 @@ fn trim() {
 
 /// Free memory the arena may hold before a busy server gives it back.
 const MAX_HELD_FREE: usize = 64 << 20;
-/// Least time between two looks at the arena when queries end.
-const IDLE_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 /// How often a busy server looks at what its arena holds.
 const HELD_CHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 
@@ -112,19 +65,14 @@ const HELD_CHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 /// constant load is never idle, and the soak test's 200 clients (queries
 /// hitting their memory budget, full scans, DISTINCT sets) left the arena
 /// holding over a gigabyte of freed, fragmented memory. Every
-/// [`HELD_CHECK_EVERY`] (and within [`IDLE_CHECK_EVERY`] of a look the
-/// idle hook skipped), a thread trims when more than [`MAX_HELD_FREE`]
+/// [`HELD_CHECK_EVERY`], a thread trims when more than [`MAX_HELD_FREE`]
 /// is free in the arena (a trim holds the arena's lock for a few ms).
 pub fn trim_while_busy() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     let _ = std::thread::Builder::new()
         .name("tern-trim".into())
         .spawn(|| loop {
-            std::thread::sleep(IDLE_CHECK_EVERY);
-            let due = clock_ms().saturating_sub(LAST_LOOK_MS.load(Ordering::Relaxed))
-                >= HELD_CHECK_EVERY.as_millis() as u64;
-            if due || LOOK_PENDING.load(Ordering::Relaxed) {
-                look_and_trim();
-            }
+            std::thread::sleep(HELD_CHECK_EVERY);
+            trim_if_holding();
         });
 }

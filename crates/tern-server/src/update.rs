@@ -1,8 +1,10 @@
 //! The SPARQL 1.1 Protocol's update operation: POST with `update=` or an
 //! `application/sparql-update` body. Updates need the server's write
-//! credential (`Authorization: Bearer …`); each runs on a thread of its own
+//! credential (`Authorization: Bearer …`); each runs on a write thread
 //! (the store lets one writer at a time in, and queries go on meanwhile)
-//! and is answered once it is durable.
+//! and is answered once it is durable (`--wal-sync`: synced, or written to
+//! the kernel). Small data-only updates that wait for no sync run on the
+//! HTTP thread itself when the store is free.
 
 use crate::error::RequestError;
 use crate::protocol::QueryParams;
