@@ -2,7 +2,7 @@
 
 import rdflib
 from rdflib.plugins.stores.sparqlstore import SPARQLStore
-from SPARQLWrapper import CSV, JSON, TURTLE, XML, SPARQLWrapper
+from SPARQLWrapper import CSV, JSON, JSONLD, N3, TURTLE, XML, SPARQLWrapper
 
 from expected import expected_graph, expected_select, graph_key, rows_key
 
@@ -10,12 +10,17 @@ QUERY = """PREFIX ex: <http://example.org/birds/>
 SELECT ?bird ?span WHERE { ?bird ex:wingspanCm ?span }"""
 
 
+def wrapper(server, method: str, query: str, return_format) -> SPARQLWrapper:
+    sw = SPARQLWrapper(server.url)
+    sw.setMethod(method)
+    sw.setQuery(query)
+    sw.setReturnFormat(return_format)
+    return sw
+
+
 def test_sparqlwrapper_json_xml_csv(server):
     for method in ["GET", "POST"]:
-        sw = SPARQLWrapper(server.url)
-        sw.setMethod(method)
-        sw.setQuery(QUERY)
-        sw.setReturnFormat(JSON)
+        sw = wrapper(server, method, QUERY, JSON)
         result = sw.queryAndConvert()
         assert result["head"]["vars"] == ["bird", "span"]
         spans = sorted(int(b["span"]["value"]) for b in result["results"]["bindings"])
@@ -37,6 +42,21 @@ def test_sparqlwrapper_construct(server):
     data = sw.queryAndConvert()
     g = rdflib.Graph().parse(data=data, format="turtle")
     assert graph_key(g) == expected_graph(q)
+
+
+def test_sparqlwrapper_n3_and_json_ld(server):
+    """SPARQLWrapper sends format=n3 / format=json-ld with an Accept that
+    fits: N3 answered as Turtle (a subset of N3), JSON-LD as JSON-LD."""
+    q = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"
+    for method in ["GET", "POST"]:
+        sw = wrapper(server, method, q, N3)
+        g = sw.queryAndConvert()
+        g = g if isinstance(g, rdflib.Graph) else rdflib.Graph().parse(data=g, format="n3")
+        assert graph_key(g) == expected_graph(q)
+        sw.setReturnFormat(JSONLD)
+        g = sw.queryAndConvert()
+        g = g if isinstance(g, rdflib.Graph) else rdflib.Graph().parse(data=g, format="json-ld")
+        assert graph_key(g) == expected_graph(q)
 
 
 def test_rdflib_sparqlstore(server):

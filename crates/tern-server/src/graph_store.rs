@@ -429,7 +429,7 @@ fn written(write: &GraphWrite, received: Instant) -> Response {
         target: "tern::access",
         status = if write.created { 201 } else { 204 },
         outcome = "graph-store",
-        total_ms = received.elapsed().as_secs_f64() * 1e3,
+        total_ms = crate::metrics::millis(received.elapsed()),
         version = write.version,
         inserted = write.inserted,
         deleted = write.deleted,

@@ -339,6 +339,12 @@ impl Metrics {
 }
 
 /// The update counters and the store's gauges.
+/// A duration in milliseconds rounded to the microsecond, for log lines
+/// and reports: `3.88`, not the `3.8800079999999997` of a raw conversion.
+pub fn millis(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1e6).round() / 1e3
+}
+
 fn render_store(out: &mut String, m: &Inner, store: &tern_index::store::StoreStatus) {
     let mut metric = |name: &str, kind: &str, help: &str, value: f64| {
         let _ = writeln!(out, "# HELP {name} {help}");
@@ -436,5 +442,17 @@ fn render_store(out: &mut String, m: &Inner, store: &tern_index::store::StoreSta
             "Quads the last compaction wrote.",
             last.quads as f64,
         );
+    }
+}
+
+#[cfg(test)]
+mod millis_tests {
+    use super::*;
+
+    #[test]
+    fn milliseconds_are_rounded_to_the_microsecond() {
+        assert_eq!(millis(Duration::from_nanos(3_880_008)).to_string(), "3.88");
+        assert_eq!(millis(Duration::from_nanos(1_234_567)).to_string(), "1.235");
+        assert_eq!(millis(Duration::ZERO).to_string(), "0");
     }
 }

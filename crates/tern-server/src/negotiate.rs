@@ -116,37 +116,41 @@ fn choose<F: Copy>(
     best.map(|(c, _)| c)
 }
 
-/// The format for SELECT/ASK results: by `format=` if given, else `Accept`.
+/// The format for SELECT/ASK results: by `format=` if it names one, else
+/// `Accept` (clients such as SPARQLWrapper send `format=n3` or `json-ld`
+/// with an `Accept` that fits).
 pub fn solutions_format(accept: Option<&str>, format: Option<&str>) -> Option<SolutionsFormat> {
-    if let Some(name) = format {
-        return SolutionsFormat::ALL.into_iter().find(|f| {
+    let named = format.and_then(|name| {
+        SolutionsFormat::ALL.into_iter().find(|f| {
             f.name().eq_ignore_ascii_case(name)
                 || solutions_types(*f)
                     .iter()
                     .any(|t| t.eq_ignore_ascii_case(name))
-        });
-    }
-    choose(accept, &SolutionsFormat::ALL, solutions_types)
+        })
+    });
+    named.or_else(|| choose(accept, &SolutionsFormat::ALL, solutions_types))
 }
 
-/// The format for CONSTRUCT/DESCRIBE results (and the service description).
+/// The format for CONSTRUCT/DESCRIBE results (and the service description):
+/// by `format=` if it names one, else `Accept`.
 pub fn graph_format(accept: Option<&str>, format: Option<&str>) -> Option<GraphFormat> {
-    if let Some(name) = format {
+    let named = format.and_then(|name| {
         let name = name.to_ascii_lowercase();
-        // Browser-friendly aliases shared with the solutions formats.
+        // Browser-friendly aliases shared with the solutions formats, and
+        // the names SPARQLWrapper sends (N3 is a superset of Turtle).
         let alias = match name.as_str() {
-            "json" => "jsonld",
-            "xml" => "rdfxml",
-            "ttl" => "turtle",
+            "json" | "json-ld" => "jsonld",
+            "xml" | "rdf" => "rdfxml",
+            "ttl" | "n3" => "turtle",
             "nt" => "ntriples",
             "nq" => "nquads",
             other => other,
         };
-        return GraphFormat::ALL
+        GraphFormat::ALL
             .into_iter()
-            .find(|f| f.name() == alias || graph_types(*f).contains(&alias));
-    }
-    choose(accept, &GraphFormat::ALL, graph_types)
+            .find(|f| f.name() == alias || graph_types(*f).contains(&alias))
+    });
+    named.or_else(|| choose(accept, &GraphFormat::ALL, graph_types))
 }
 
 /// The content coding by `Accept-Encoding`; identity when none is asked for
@@ -214,6 +218,21 @@ mod tests {
         assert_eq!(solutions_format(Some("image/png"), None), None);
         assert_eq!(solutions_format(Some("text/csv;q=0"), None), None);
         assert_eq!(solutions_format(Some("image/png"), Some("tsv")), Some(Tsv));
+        // An unknown format= falls back to Accept (SPARQLWrapper's format=n3).
+        assert_eq!(
+            solutions_format(Some("text/csv"), Some("n3")),
+            Some(SolutionsFormat::Csv)
+        );
+        assert_eq!(solutions_format(None, Some("n3")), Some(Json));
+        assert_eq!(graph_format(None, Some("n3")), Some(GraphFormat::Turtle));
+        assert_eq!(
+            graph_format(None, Some("json-ld")),
+            Some(GraphFormat::JsonLd)
+        );
+        assert_eq!(
+            graph_format(Some("application/n-triples"), Some("bogus")),
+            Some(GraphFormat::NTriples)
+        );
         assert_eq!(
             graph_format(Some("application/rdf+xml;q=0.5, text/turtle"), None),
             Some(GraphFormat::Turtle)

@@ -770,7 +770,7 @@ fn explain(job: QueryJob, execution: Execution, queued: Duration) {
         let _ = job.head.send(Err(e.into()));
         return;
     }
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let ms = crate::metrics::millis;
     let report = serde_json::json!({
         "rows": rows,
         "queue_ms": ms(queued),

@@ -120,7 +120,7 @@ async fn sparql(
                 method = %method,
                 status = error.status().as_u16(),
                 outcome = error.outcome(),
-                total_ms = received.elapsed().as_secs_f64() * 1e3,
+                total_ms = crate::metrics::millis(received.elapsed()),
                 error = %error,
                 "query"
             );
@@ -423,10 +423,10 @@ pub(crate) async fn run_query(
                 rows,
                 payload_bytes = payload,
                 wire_bytes = done.wire_bytes,
-                queue_ms = queued.as_secs_f64() * 1e3,
-                parse_ms = parse.as_secs_f64() * 1e3,
-                plan_ms = plan.as_secs_f64() * 1e3,
-                total_ms = total.as_secs_f64() * 1e3,
+                queue_ms = crate::metrics::millis(queued),
+                parse_ms = crate::metrics::millis(parse),
+                plan_ms = crate::metrics::millis(plan),
+                total_ms = crate::metrics::millis(total),
                 query_bytes = query_len,
                 paged = page.is_some(),
                 has_next = page.as_ref().is_some_and(|p| p.next.is_some()),

@@ -84,7 +84,7 @@ pub async fn handle(
         method = "POST",
         status = 200,
         outcome = "update",
-        total_ms = took.as_secs_f64() * 1e3,
+        total_ms = crate::metrics::millis(took),
         version = report.version,
         inserted = report.inserted,
         deleted = report.deleted,

@@ -228,7 +228,15 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let listener = tern_server::bind(config.clone()).await?;
+        let listener = tern_server::bind(config.clone()).await.map_err(|e| {
+            let hint = match e.kind() {
+                std::io::ErrorKind::AddrInUse => {
+                    " (another server uses that port: choose one with --port)"
+                }
+                _ => "",
+            };
+            anyhow::anyhow!("cannot listen on {}{hint}: {e}", config.addr)
+        })?;
         let addr = listener.local_addr()?;
         // Not eprintln!, which panics when stderr cannot be written.
         let _ = writeln!(

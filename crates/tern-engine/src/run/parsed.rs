@@ -39,9 +39,19 @@ impl ParsedQueries {
 }
 
 fn parse(text: &str, base_iri: Option<&str>) -> Result<Query, EngineError> {
-    let query = parser(text, base_iri)?
-        .parse_query(text)
-        .map_err(|e| EngineError::Parse(e.to_string()))?;
+    let query = parser(text, base_iri)?.parse_query(text).map_err(|e| {
+        // An update sent as a query fails with "expected CONSTRUCT …": say
+        // what it is and where it goes instead.
+        let is_update = parser(text, base_iri).is_ok_and(|p| p.parse_update(text).is_ok());
+        EngineError::Parse(if is_update {
+            "this is a SPARQL update, not a query: send it as `update=` (form) or with \
+             Content-Type: application/sparql-update, to a server started with \
+             --update-token"
+                .to_owned()
+        } else {
+            e.to_string()
+        })
+    })?;
     guard::check_algebra(query)
 }
 
@@ -80,5 +90,19 @@ mod tests {
         assert_ne!(other, first);
         assert!(memo.parse("SELECT WHERE", None).is_err());
         assert!(memo.parse("SELECT WHERE", None).is_err());
+    }
+
+    #[test]
+    fn an_update_sent_as_a_query_is_told_where_to_go() {
+        let Err(EngineError::Parse(message)) =
+            parse("PREFIX e: <http://e/> INSERT DATA { e:s e:p 1 }", None)
+        else {
+            panic!("an update is not a query")
+        };
+        assert!(message.contains("application/sparql-update"), "{message}");
+        let Err(EngineError::Parse(message)) = parse("SELECT WHERE", None) else {
+            panic!("not a query")
+        };
+        assert!(!message.contains("update"), "{message}");
     }
 }
