@@ -460,3 +460,22 @@ def _answers(url: str) -> bool:
         return requests.get(url, params={"query": "ASK {}"}, timeout=2).status_code == 200
     except requests.RequestException:
         return False
+
+
+def test_a_load_whose_stderr_closes_finishes_the_index(workdir, big_nt):
+    """`tern load ... 2>&1 | head -1`: the reader goes away after the first
+    progress line; the load goes on, builds the index and exits 0 (its
+    progress and summary lines used to panic on the closed pipe)."""
+    index = workdir / f"head-closed-{time.monotonic_ns()}"
+    proc = subprocess.Popen([tern_bin(), "load", "--index", str(index), str(big_nt)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout.readline().startswith(b"[tern load]")
+    proc.stdout.close()
+    assert proc.wait(300) == 0
+    s = Server(index)
+    try:
+        r = requests.get(s.url, params={"query": "SELECT (COUNT(*) AS ?n) { ?s ?p ?o }"},
+                         headers={"Accept": "text/csv"}, timeout=60)
+        assert int(r.text.split()[-1]) > 0
+    finally:
+        s.stop()

@@ -8,6 +8,7 @@ mod size;
 mod store;
 
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -57,7 +58,8 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {}", message(&e));
+            // Not eprintln!: a closed stderr must not turn the error into a panic.
+            let _ = writeln!(std::io::stderr(), "error: {}", message(&e));
             ExitCode::FAILURE
         }
     }
