@@ -16,6 +16,7 @@ pub(crate) mod parsed;
 pub(crate) mod results;
 mod retire;
 mod row_batch;
+mod select_star;
 mod solution_stream;
 mod triple_stream;
 

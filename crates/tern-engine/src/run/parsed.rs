@@ -52,7 +52,9 @@ fn parse(text: &str, base_iri: Option<&str>) -> Result<Query, EngineError> {
             e.to_string()
         })
     })?;
-    guard::check_algebra(query)
+    let mut query = guard::check_algebra(query)?;
+    super::select_star::in_query_order(text, &mut query);
+    Ok(query)
 }
 
 /// A parser for `text` (checked against the limits on text first) that
