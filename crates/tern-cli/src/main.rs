@@ -1,5 +1,14 @@
 //! The `tern` command.
 
+/// Like `eprintln!`, but a closed or full stderr (`tern load … 2>&1 | head`,
+/// a log on a full disk) loses the line instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cache;
 mod commands;
 mod duration;
@@ -8,7 +17,6 @@ mod size;
 mod store;
 
 use clap::{Parser, Subcommand};
-use std::io::Write;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -58,8 +66,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            // Not eprintln!: a closed stderr must not turn the error into a panic.
-            let _ = writeln!(std::io::stderr(), "error: {}", message(&e));
+            say!("error: {}", message(&e));
             ExitCode::FAILURE
         }
     }

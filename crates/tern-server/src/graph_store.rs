@@ -9,6 +9,7 @@
 use crate::error::RequestError;
 use crate::protocol::QueryParams;
 use crate::server::{header_str, run_query, AppState};
+use crate::write_pool::run_write;
 use crate::{multipart, negotiate, update};
 use axum::body::Body;
 use axum::extract::State;
@@ -21,7 +22,6 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Instant;
 use tern_engine::{graph_exists, GraphWrite};
-use tokio::sync::oneshot;
 
 /// Which graph a request is about.
 enum Target {
@@ -287,7 +287,7 @@ async fn write(
     base_iri: String,
     replace: bool,
 ) -> Result<GraphWrite, RequestError> {
-    let spool = Spool::new()?;
+    let spool = Spool::new();
     let mut file = std::io::BufWriter::new(spool.create()?);
     let limit = state.config.max_update_bytes;
     let mut received = 0usize;
@@ -328,14 +328,14 @@ struct Spool {
 }
 
 impl Spool {
-    fn new() -> Result<Spool, RequestError> {
+    fn new() -> Spool {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let name = format!("tern-graph-body-{}-{n}", std::process::id());
-        Ok(Spool {
+        Spool {
             path: std::env::temp_dir().join(name),
-        })
+        }
     }
 
     fn create(&self) -> Result<std::fs::File, RequestError> {
@@ -407,20 +407,12 @@ async fn write_multipart(
     .await
 }
 
-/// Runs a store write on a write thread, in one of the write places.
+/// Runs a store write on a write thread (see `write_pool`).
 async fn blocking<T: Send + 'static>(
     state: &AppState,
     work: impl FnOnce() -> Result<T, tern_engine::EngineError> + Send + 'static,
 ) -> Result<T, RequestError> {
-    let permit = update::write_permit(state).await?;
-    let (done, result) = oneshot::channel();
-    state.write_pool.run(move || {
-        let _ = done.send(work());
-        drop(permit);
-    })?;
-    Ok(result
-        .await
-        .map_err(|_| RequestError::Internal("the write ended without an answer".into()))??)
+    Ok(run_write(state, work).await??)
 }
 
 /// The answer to a write: 201 when it made the graph, else 204.

@@ -88,7 +88,7 @@ pub async fn serve(
         paging: Arc::new(paging),
         config,
         metrics: metrics::Metrics::default(),
-        writers: Arc::new(tokio::sync::Semaphore::new(update::WRITE_PLACES)),
+        writers: Arc::new(tokio::sync::Semaphore::new(write_pool::WRITE_PLACES)),
         write_pool: write_pool::WritePool::new(write_pool::WritePool::THREADS)?,
     });
     let header_timeout = state.config.header_timeout;

@@ -34,7 +34,7 @@ pub struct AppState {
     pub paging: Arc<Paging>,
     pub config: ServerConfig,
     pub metrics: Metrics,
-    /// Places for updates and graph writes (see `update::WRITE_PLACES`).
+    /// Places for updates and graph writes (see `write_pool::WRITE_PLACES`).
     pub writers: Arc<tokio::sync::Semaphore>,
     pub write_pool: crate::write_pool::WritePool,
 }

@@ -9,12 +9,13 @@
 use crate::error::RequestError;
 use crate::protocol::QueryParams;
 use crate::server::AppState;
+use crate::write_pool::{run_write, write_place};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 use std::time::Instant;
 use tern_engine::{CancelFlag, UpdateReport, UpdateRequest};
-use tokio::sync::{oneshot, OwnedSemaphorePermit};
+use tokio::sync::oneshot;
 
 /// Refuses a request without the write credential: 403 when the server
 /// takes no updates at all, 401 without credentials, 403 with wrong ones.
@@ -106,21 +107,6 @@ pub async fn handle(
     Ok(response)
 }
 
-/// Most writes running or waiting for a write thread at once; requests
-/// beyond wait for a place (each client is limited by `--max-per-client`).
-pub const WRITE_PLACES: usize = 64;
-
-/// A place for a write, held by the write until it ends (even if its
-/// client has gone).
-pub async fn write_permit(state: &AppState) -> Result<OwnedSemaphorePermit, RequestError> {
-    state
-        .writers
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(|_| RequestError::Internal("the server is shutting down".into()))
-}
-
 /// Runs an update on a write thread (see `write_pool`).
 pub async fn run(
     state: &Arc<AppState>,
@@ -128,33 +114,25 @@ pub async fn run(
     request: UpdateRequest,
 ) -> Result<UpdateReport, RequestError> {
     let engine = state.engine.clone();
-    let permit = write_permit(state).await?;
     // A small data-only update whose commit waits for no sync runs here: a
     // hand-over to a write thread and back cost more than the update
     // (single-writer INSERT DATA of one triple: +15-25% requests/s).
     let parsed = if text.len() <= INLINE_UPDATE_BYTES && engine.store().commits_without_sync() {
         let parsed =
             tern_engine::parse_update(&text, request.base_iri.as_deref()).map_err(syntax_error)?;
+        let _place = write_place(state).await?;
         if let Some(report) = engine.try_update_now(&parsed) {
-            drop(permit);
             return report.map_err(RequestError::from);
         }
         Some(parsed)
     } else {
         None
     };
-    let (done, result) = oneshot::channel();
-    state.write_pool.run(move || {
-        let report = match parsed {
-            Some(parsed) => engine.update_parsed(&parsed, &request),
-            None => engine.update(&text, &request),
-        };
-        let _ = done.send(report);
-        drop(permit);
-    })?;
-    let report = result
-        .await
-        .map_err(|_| RequestError::Internal("the update thread ended without an answer".into()))?;
+    let report = run_write(state, move || match parsed {
+        Some(parsed) => engine.update_parsed(&parsed, &request),
+        None => engine.update(&text, &request),
+    })
+    .await?;
     report.map_err(syntax_error)
 }
 

@@ -4,8 +4,42 @@
 //! update's time went to that.
 
 use crate::error::RequestError;
+use crate::server::AppState;
 use std::sync::{mpsc, Arc, Mutex};
 use tern_engine::QUERY_STACK_BYTES;
+use tokio::sync::{oneshot, OwnedSemaphorePermit};
+
+/// Most writes running or waiting for a write thread at once; requests
+/// beyond wait for a place (each client is limited by `--max-per-client`).
+pub const WRITE_PLACES: usize = 64;
+
+/// A place for a write, held by the write until it ends (even if its
+/// client has gone).
+pub async fn write_place(state: &AppState) -> Result<OwnedSemaphorePermit, RequestError> {
+    state
+        .writers
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| RequestError::Internal("the server is shutting down".into()))
+}
+
+/// Runs a write (an update or a Graph Store write) on a write thread, in
+/// one of the write places, and waits for what it returns.
+pub async fn run_write<T: Send + 'static>(
+    state: &AppState,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, RequestError> {
+    let place = write_place(state).await?;
+    let (done, result) = oneshot::channel();
+    state.write_pool.run(move || {
+        let _ = done.send(work());
+        drop(place);
+    })?;
+    result
+        .await
+        .map_err(|_| RequestError::Internal("the write ended without an answer".into()))
+}
 
 type Job = Box<dyn FnOnce() + Send>;
 

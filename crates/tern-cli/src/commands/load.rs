@@ -4,15 +4,6 @@ use clap::Args;
 use std::path::PathBuf;
 use tern_index::builder::{self, group, Compression, Format, Input, LoadOptions};
 
-/// Like `eprintln!`, but a closed or full stderr (`tern load … 2>&1 | head`)
-/// loses the line instead of panicking once the index is built.
-macro_rules! report {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
 #[derive(Args)]
 pub struct LoadArgs {
     /// Directory of the index to build.
@@ -98,27 +89,27 @@ pub fn run(args: LoadArgs) -> Result<()> {
     let report = builder::build(&args.index, &inputs, &options)?;
     let m = &report.meta;
     if m.statements_skipped > 0 {
-        report!(
+        say!(
             "Skipped {} bad statements; the first ones:",
             group(m.statements_skipped)
         );
         for e in &report.first_errors {
-            report!("  {e}");
+            say!("  {e}");
         }
     }
     let rate = m.statements_read as f64 / m.total_seconds.max(1e-9);
-    report!(
+    say!(
         "Loaded {} into {}",
         m.inputs.join(", "),
         args.index.display()
     );
-    report!(
+    say!(
         "  triples: {} ({} statements read, {} skipped)",
         group(m.triples),
         group(m.statements_read),
         group(m.statements_skipped)
     );
-    report!(
+    say!(
         "  distinct terms: {} ({} in the vocabulary, {} blank nodes)",
         group(m.distinct_terms),
         group(m.vocabulary_terms),
@@ -129,13 +120,13 @@ pub fn run(args: LoadArgs) -> Result<()> {
         .iter()
         .map(|(name, s)| format!("{name} {s:.2}s"))
         .collect();
-    report!(
+    say!(
         "  time: {:.2}s ({}), {} triples/s",
         m.total_seconds,
         phases.join(", "),
         group(rate as u64)
     );
-    report!(
+    say!(
         "  index: {} (vocabulary {}, permutations {}), {:.1} bytes/triple",
         human(m.index_bytes),
         human(m.vocabulary_bytes),
@@ -157,20 +148,20 @@ fn append(args: &LoadArgs, inputs: Vec<Input>) -> Result<()> {
     let report = store.append(inputs)?.context("nothing was appended")?;
     let after = store.snapshot();
     let m = after.meta();
-    report!(
+    say!(
         "Appended to {}: {} quads before, {} after ({} new)",
         args.index.display(),
         group(before),
         group(m.triples),
         group(m.triples.saturating_sub(before))
     );
-    report!(
+    say!(
         "  time: {:.2}s (writing the current data {:.2}s, building {:.2}s)",
         report.seconds,
         report.dump_seconds,
         report.build_seconds
     );
-    report!(
+    say!(
         "  index: {}, {:.1} bytes/triple",
         human(m.index_bytes),
         m.bytes_per_triple

@@ -2,7 +2,6 @@ use crate::duration::parse_duration;
 use crate::size::{default_memory, parse_size};
 use anyhow::{Context, Result};
 use clap::Args;
-use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -238,9 +237,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             anyhow::anyhow!("cannot listen on {}{hint}: {e}", config.addr)
         })?;
         let addr = listener.local_addr()?;
-        // Not eprintln!, which panics when stderr cannot be written.
-        let _ = writeln!(
-            std::io::stderr(),
+        say!(
             "tern serve: SPARQL endpoint at http://{addr}/sparql ({} workers, queue {}, {})",
             config.workers,
             config.max_queued,

@@ -134,11 +134,16 @@ impl Operator for EqualityJoin {
                 if key == Id::UNDEFINED {
                     return Ok(true);
                 }
-                let buckets = match literals {
-                    Some(buckets) => buckets,
-                    None => literals.insert(literal_rows(ctx, table, build_column)?),
-                };
-                if buckets.only_strings() || !ctx.is_literal(key)? {
+                // The build side's literals are grouped (decoded) only once
+                // a literal probe value needs them.
+                let is_literal = ctx.is_literal(key)?;
+                if is_literal && literals.is_none() {
+                    *literals = Some(literal_rows(ctx, table, build_column)?);
+                }
+                let by_value = literals
+                    .as_ref()
+                    .filter(|buckets| is_literal && !buckets.only_strings());
+                let Some(buckets) = by_value else {
                     let candidates = table.candidates_from(&[key], at.next);
                     return walk_candidates(candidates, at, |candidate, _| {
                         let right = &table.rows[candidate as usize];
@@ -147,7 +152,7 @@ impl Operator for EqualityJoin {
                         }
                         Ok(out.len >= BATCH_ROWS)
                     });
-                }
+                };
                 let candidates = buckets.candidates(ctx, key)?;
                 let rest = candidates.get(at.next..).unwrap_or_default();
                 walk_candidates(rest.iter().copied(), at, |candidate, _| {

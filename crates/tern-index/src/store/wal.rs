@@ -112,12 +112,9 @@ impl Wal {
                 reason: format!("an update of {len} bytes is over the log's limit"),
             });
         }
-        let mut hasher = crc32fast::Hasher::new();
-        hasher.update(&seq.to_le_bytes());
-        parts.iter().for_each(|p| hasher.update(p));
         let mut header = [0u8; HEADER];
         header[..4].copy_from_slice(&(len as u32).to_le_bytes());
-        header[4..8].copy_from_slice(&hasher.finalize().to_le_bytes());
+        header[4..8].copy_from_slice(&checksum(seq, parts).to_le_bytes());
         header[8..].copy_from_slice(&seq.to_le_bytes());
         let mut segment = self.segment.lock().unwrap();
         let path = segment.path.clone();
@@ -261,10 +258,11 @@ pub fn read_from(dir: &Path, first_seq: u64) -> Result<Vec<Record>> {
     Ok(records)
 }
 
-fn checksum(seq: u64, payload: &[u8]) -> u32 {
+/// CRC-32 of a record's sequence number and payload (given in parts).
+fn checksum(seq: u64, payload: &[&[u8]]) -> u32 {
     let mut hasher = crc32fast::Hasher::new();
     hasher.update(&seq.to_le_bytes());
-    hasher.update(payload);
+    payload.iter().for_each(|part| hasher.update(part));
     hasher.finalize()
 }
 
@@ -324,7 +322,7 @@ fn read_segment(path: &Path, records: &mut Vec<Record>) -> Result<u64> {
             break;
         }
         let payload = &bytes[at + HEADER..end];
-        if checksum(seq, payload) != crc {
+        if checksum(seq, &[payload]) != crc {
             break;
         }
         if records.last().is_some_and(|r| r.seq >= seq) {
