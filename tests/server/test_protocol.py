@@ -76,6 +76,12 @@ def test_bad_requests_are_4xx(server):
 def test_cors(server):
     r = requests.get(server.url, params={"query": ASK}, headers={"Origin": "http://elsewhere"}, timeout=10)
     assert r.headers["access-control-allow-origin"] == "*"
+    assert "Tern-Next" in r.headers["access-control-expose-headers"]
+    # Only cross-origin requests (browsers send Origin) get the CORS headers.
+    r = requests.get(server.url, params={"query": ASK}, timeout=10)
+    assert r.status_code == 200
+    assert "access-control-allow-origin" not in r.headers
+    assert "access-control-expose-headers" not in r.headers
     r = requests.options(
         server.url,
         headers={"Origin": "http://elsewhere", "Access-Control-Request-Method": "POST"},

@@ -88,6 +88,14 @@ impl Snapshot {
         Snapshot::new(self.base, delta)
     }
 
+    /// The same data with its delta held in `runs` (the same changes,
+    /// merged differently).
+    pub(crate) fn with_runs(&self, runs: Runs) -> Snapshot {
+        let d = &self.delta;
+        let delta = DeltaState::new(d.version, runs, d.vocab.clone(), d.blank_nodes);
+        Snapshot::new(self.base.clone(), delta)
+    }
+
     pub fn base(&self) -> &Arc<Index> {
         &self.base
     }

@@ -279,3 +279,43 @@ fn a_scan_resumed_after_a_row_skips_the_changes_before_it() {
         }
     }
 }
+
+#[test]
+fn large_runs_are_merged_in_the_background_with_the_data_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = make_store(dir.path());
+    // Two commits, each more than half the largest merge a commit makes:
+    // their runs are merged by the run merger, not by the second commit.
+    let each = tern_index::delta::COMMIT_MERGE_LIMIT / 2 + 10;
+    for batch in 0..2 {
+        let mut tx = store.begin().unwrap();
+        for i in 0..each {
+            let s = NamedNode::new_unchecked(format!("http://e.org/many/{batch}/{i}"));
+            let q = Quad::new(s, iri(100), iri(1), GraphName::DefaultGraph);
+            assert!(tx.insert(q.as_ref()).unwrap());
+        }
+        tx.commit().unwrap();
+    }
+    let version = store.snapshot().version();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while store.status().delta_runs > 1 {
+        assert!(std::time::Instant::now() < deadline, "runs never merged");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let snapshot = store.snapshot();
+    assert_eq!(snapshot.version(), version, "a merge is not an update");
+    let p = snapshot
+        .id_of(iri(100).as_ref().into())
+        .unwrap()
+        .expect("known");
+    let base_with_p = base_quads()
+        .iter()
+        .filter(|q| q.predicate == iri(100))
+        .count();
+    assert_eq!(
+        snapshot
+            .count(Permutation::Pos, &[p], ScanRange::ALL)
+            .unwrap(),
+        (2 * each + base_with_p) as u64
+    );
+}

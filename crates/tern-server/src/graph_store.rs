@@ -43,7 +43,7 @@ pub async fn handle(
         Ok(response) => response,
         Err(error) => error.into_response(),
     };
-    crate::server::cors(response)
+    crate::server::cors(&headers, response)
 }
 
 async fn serve(

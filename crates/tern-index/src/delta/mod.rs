@@ -19,5 +19,5 @@ mod run;
 mod vocab;
 
 pub use merge::{ChangeCursor, MergedLookup, MergedScan};
-pub use run::{Change, Run, Runs};
+pub use run::{Change, Run, Runs, COMMIT_MERGE_LIMIT};
 pub use vocab::{DeltaVocab, VocabView};

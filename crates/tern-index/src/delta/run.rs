@@ -230,7 +230,14 @@ struct PrefixFilter {
 impl PrefixFilter {
     const PROBES: u64 = 3;
 
+    /// Runs this short have no filter: a binary search over them is as
+    /// quick as the probes, and a commit of a few changes skips building it.
+    const MIN_ROWS: usize = 16;
+
     fn of(rows: &[(Row, bool)]) -> PrefixFilter {
+        if rows.len() < Self::MIN_ROWS {
+            return PrefixFilter { bits: Vec::new() };
+        }
         // Sized by rows, not distinct prefixes (counting them is another
         // pass): more bits where rows share prefixes, fewer false positives.
         let words = (rows.len() * 12 / 64).next_power_of_two().max(1);
@@ -260,6 +267,12 @@ impl PrefixFilter {
     }
 }
 
+/// Largest run a commit makes by merging: larger merges run in the
+/// background (`Store`'s run merger), so no commit waits for one. Merging
+/// two runs of 400 K changes held every writer for 200 ms; one of this size
+/// takes a few milliseconds.
+pub const COMMIT_MERGE_LIMIT: usize = 1 << 16;
+
 /// The runs of one snapshot, oldest first. Shared between snapshots.
 #[derive(Debug, Clone, Default)]
 pub struct Runs(pub Arc<[Arc<Run>]>);
@@ -284,7 +297,8 @@ impl Runs {
 
     /// These runs and `newest` on top. Runs of similar size are merged so
     /// that there are O(log n) of them: each merge at least doubles a run,
-    /// so a change is merged O(log n) times.
+    /// so a change is merged O(log n) times. Merges into a run larger than
+    /// [`COMMIT_MERGE_LIMIT`] are left for [`pending_merge`](Self::pending_merge).
     pub fn push(&self, newest: Run) -> Runs {
         let mut runs: Vec<Arc<Run>> = self.0.to_vec();
         if !newest.is_empty() {
@@ -292,7 +306,9 @@ impl Runs {
         }
         while runs.len() >= 2 {
             let n = runs.len();
-            if runs[n - 2].len() > 2 * runs[n - 1].len() {
+            if !Self::should_merge(&runs[n - 2], &runs[n - 1])
+                || runs[n - 2].len() + runs[n - 1].len() > COMMIT_MERGE_LIMIT
+            {
                 break;
             }
             let newer = runs.pop().expect("two runs");
@@ -303,6 +319,39 @@ impl Runs {
             }
         }
         Runs(runs.into())
+    }
+
+    /// Whether two adjacent runs are of similar size (the older at most
+    /// twice the newer): merged, they keep the number of runs logarithmic.
+    fn should_merge(older: &Run, newer: &Run) -> bool {
+        older.len() <= 2 * newer.len()
+    }
+
+    /// The oldest two adjacent runs of similar size that
+    /// [`push`](Self::push) left unmerged because the merge is too large to
+    /// make a commit wait for.
+    pub fn pending_merge(&self) -> Option<(Arc<Run>, Arc<Run>)> {
+        self.0
+            .windows(2)
+            .find(|pair| Self::should_merge(&pair[0], &pair[1]))
+            .map(|pair| (pair[0].clone(), pair[1].clone()))
+    }
+
+    /// These runs with the adjacent `older` and `newer` replaced by
+    /// `merged` (the two merged); `None` when they are no longer here side
+    /// by side (a commit merged one of them, or a compaction took them).
+    pub fn replaced(&self, older: &Arc<Run>, newer: &Arc<Run>, merged: Run) -> Option<Runs> {
+        let at = self
+            .0
+            .windows(2)
+            .position(|pair| Arc::ptr_eq(&pair[0], older) && Arc::ptr_eq(&pair[1], newer))?;
+        let mut runs: Vec<Arc<Run>> = Vec::with_capacity(self.0.len() - 1);
+        runs.extend(self.0[..at].iter().cloned());
+        if !merged.is_empty() {
+            runs.push(Arc::new(merged));
+        }
+        runs.extend(self.0[at + 2..].iter().cloned());
+        Some(Runs(runs.into()))
     }
 
     /// These runs and `newest` on top, unmerged: a view that lives only as
@@ -398,5 +447,42 @@ mod tests {
         // Quad 9 was in the base: two inserts, one base row deleted.
         assert_eq!(runs.count(Permutation::Spo, &[0; 4], &[u64::MAX; 4], 0), 1);
         assert_eq!(runs.predicate_net(), vec![(1, 2), (9, -1)]);
+    }
+
+    fn inserts(from: u64, n: u64) -> Run {
+        let changes: Vec<Change> = (from..from + n).map(|s| ins([s, 1, s, 0])).collect();
+        Run::of_distinct(&changes)
+    }
+
+    fn all_changes(runs: &Runs) -> Vec<(Row, bool)> {
+        let mut cursor =
+            crate::delta::ChangeCursor::new(runs, Permutation::Spo, &[0; 4], &[u64::MAX; 4]);
+        std::iter::from_fn(|| cursor.next_change()).collect()
+    }
+
+    #[test]
+    fn a_commit_leaves_large_merges_pending_and_the_merge_keeps_the_data() {
+        let half = (COMMIT_MERGE_LIMIT / 2 + 1) as u64;
+        let runs = Runs::default()
+            .push(inserts(0, half))
+            .push(inserts(half, half));
+        // Too large to merge at commit: two runs, one merge waiting.
+        assert_eq!(runs.iter().count(), 2);
+        let (older, newer) = runs.pending_merge().expect("a pending merge");
+        // Small commits on top still merge among themselves.
+        let runs = runs
+            .push(Run::of(&[ins([1, 2, 3, 0])]))
+            .push(Run::of(&[del([1, 2, 3, 0]), ins([7, 7, 7, 0])]));
+        assert_eq!(runs.iter().count(), 3);
+        let before = all_changes(&runs);
+        let merged = runs
+            .replaced(&older, &newer, Run::merge(&older, &newer))
+            .expect("still side by side");
+        assert_eq!(merged.iter().count(), 2);
+        assert!(merged.pending_merge().is_none());
+        assert_eq!(all_changes(&merged), before);
+        // Runs that are no longer there are not replaced.
+        let gone = Arc::new(inserts(0, 3));
+        assert!(merged.replaced(&gone, &newer, inserts(0, 1)).is_none());
     }
 }

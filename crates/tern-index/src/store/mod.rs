@@ -17,6 +17,7 @@
 mod compaction;
 mod layout;
 mod record;
+mod run_merge;
 mod transaction;
 mod wal;
 
@@ -119,6 +120,8 @@ pub struct Store {
     head: Mutex<Head>,
     kept: Mutex<HashMap<String, (Snapshot, Instant)>>,
     compaction: Mutex<compaction::State>,
+    /// The run merger is running (see `run_merge`).
+    merging_runs: std::sync::atomic::AtomicBool,
     /// Held while the store is open for writing: one writer process only.
     lock: Mutex<Option<std::fs::File>>,
 }
@@ -179,6 +182,7 @@ impl Store {
             head: Mutex::new(Head { snapshot }),
             kept: Mutex::default(),
             compaction: Mutex::default(),
+            merging_runs: Default::default(),
             lock: Mutex::default(),
         })
     }
@@ -278,6 +282,7 @@ impl Store {
             }
         }
         self.publish(snapshot);
+        self.maybe_merge_runs();
         self.maybe_compact();
         (
             true,

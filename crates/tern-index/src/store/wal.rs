@@ -15,7 +15,7 @@
 
 use crate::error::{IndexError, IoContext, Result};
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::{IoSlice, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -119,9 +119,12 @@ impl Wal {
         let mut segment = self.segment.lock().unwrap();
         let path = segment.path.clone();
         let mut file = &*segment.file;
-        let written = std::iter::once(&header[..])
+        let mut slices: Vec<IoSlice<'_>> = std::iter::once(&header[..])
             .chain(parts.iter().copied())
-            .try_for_each(|part| file.write_all(part));
+            .filter(|part| !part.is_empty())
+            .map(IoSlice::new)
+            .collect();
+        let written = write_all_vectored(&mut file, &mut slices);
         if let Err(e) = written {
             // Take back what part of it was written: the next record must
             // follow the last whole one.
@@ -340,6 +343,24 @@ fn read_segment(path: &Path, records: &mut Vec<Record>) -> Result<u64> {
 /// Makes a directory's entries (a new or renamed file) durable.
 pub fn sync_dir(dir: &Path) -> Result<()> {
     File::open(dir).at(dir)?.sync_all().at(dir)
+}
+
+/// Writes all of `slices`, in one system call when the kernel takes them
+/// all (a small update's record is a header and a few short parts: one
+/// `write` each cost more than the update).
+fn write_all_vectored(
+    file: &mut impl Write,
+    mut slices: &mut [IoSlice<'_>],
+) -> std::io::Result<()> {
+    while !slices.is_empty() {
+        match file.write_vectored(slices) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut slices, n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
