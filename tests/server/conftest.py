@@ -59,13 +59,18 @@ def load(index: Path, *args: str) -> Path:
 class Server:
     """A running `tern serve`; `url` is its /sparql endpoint."""
 
-    def __init__(self, index: Path, *args: str):
-        self.log_path = index.parent / f"serve-{time.monotonic_ns()}.log"
+    def __init__(self, index: Path | None, *args: str, log_dir: Path | None = None, env: dict | None = None):
+        """`index` None: `tern serve` chooses (its FILE arguments, or the
+        bundled sample); the log then goes to `log_dir`."""
+        log_dir = log_dir or index.parent
+        self.log_path = log_dir / f"serve-{time.monotonic_ns()}.log"
         self.log = open(self.log_path, "wb")
+        where = ["--index", str(index)] if index is not None else []
         self.proc = subprocess.Popen(
-            [tern_bin(), "serve", "--index", str(index), "--port", "0", *args],
+            [tern_bin(), "serve", *where, "--port", "0", *args],
             stdout=self.log,
             stderr=subprocess.STDOUT,
+            env=None if env is None else {**os.environ, **env},
         )
         deadline = time.time() + 30
         while time.time() < deadline:

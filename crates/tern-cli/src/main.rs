@@ -13,10 +13,12 @@ mod cache;
 mod commands;
 mod duration;
 mod malloc;
+mod served_index;
+mod settings;
 mod size;
 mod store;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -42,10 +44,57 @@ enum Command {
     Serve(Box<commands::serve::ServeArgs>),
     /// Measure query latency: run query files repeatedly against one opened index.
     BenchQueries(commands::bench_queries::BenchQueriesArgs),
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell),
+    /// e.g. `tern completions bash > /etc/bash_completion.d/tern`.
+    Completions { shell: clap_complete::Shell },
+    /// Print tern's manual page (roff), e.g. `tern man | man -l -`.
+    Man,
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let command = Cli::command();
+    // `tern serve`'s settings from a config file and the environment, as
+    // flags below those of the command line.
+    let (args, sources) =
+        match settings::overlay(std::env::args_os().collect(), &command, "serve", |var| {
+            std::env::var(var).ok()
+        }) {
+            Ok(overlaid) => overlaid,
+            Err(e) => {
+                say!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let usage_error = e.use_stderr();
+            let _ = e.print();
+            if !usage_error {
+                return ExitCode::SUCCESS; // --help, --version
+            }
+            if let Some(note) = sources.note() {
+                say!("{note}");
+            }
+            return ExitCode::from(2);
+        }
+    };
+    match &cli.command {
+        Command::Completions { shell } => {
+            clap_complete::generate(*shell, &mut Cli::command(), "tern", &mut std::io::stdout());
+            return ExitCode::SUCCESS;
+        }
+        Command::Man => {
+            return match clap_mangen::Man::new(Cli::command()).render(&mut std::io::stdout()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    say!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        _ => {}
+    }
     if matches!(cli.command, Command::Serve(_)) {
         // Before any thread exists: the rayon pool and the main thread
         // below are threads too.
@@ -96,5 +145,6 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Query(args) => commands::query::run(args),
         Command::Serve(args) => commands::serve::run(*args),
         Command::BenchQueries(args) => commands::bench_queries::run(args),
+        Command::Completions { .. } | Command::Man => Ok(()), // answered in main
     }
 }

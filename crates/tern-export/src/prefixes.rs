@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-const WELL_KNOWN: &[(&str, &str)] = &[
+/// Prefixes every user knows; also what `tern serve` predeclares for queries.
+pub const WELL_KNOWN: &[(&str, &str)] = &[
     ("rdf", "http://www.w3.org/1999/02/22-rdf-syntax-ns#"),
     ("rdfs", "http://www.w3.org/2000/01/rdf-schema#"),
     ("xsd", "http://www.w3.org/2001/XMLSchema#"),

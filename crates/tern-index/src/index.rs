@@ -192,7 +192,16 @@ impl Index {
     /// starts with `prefix` (of every language and datatype; inline values
     /// never match: they are not strings).
     pub fn literal_prefix_ids(&self, prefix: &str) -> Result<(Id, Id)> {
-        let (low, high) = term_key::literal_prefix_keys(prefix);
+        self.ids_between(term_key::literal_prefix_keys(prefix))
+    }
+
+    /// The IDs `[low, high)` of the IRIs that start with `prefix` (the
+    /// vocabulary is sorted, so they are consecutive).
+    pub fn iri_prefix_ids(&self, prefix: &str) -> Result<(Id, Id)> {
+        self.ids_between(term_key::iri_prefix_keys(prefix))
+    }
+
+    fn ids_between(&self, (low, high): (Vec<u8>, Option<Vec<u8>>)) -> Result<(Id, Id)> {
         let low = self.vocab.lower_bound(&low)?;
         let high = match high {
             Some(high) => self.vocab.lower_bound(&high)?,

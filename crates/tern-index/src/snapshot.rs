@@ -174,6 +174,27 @@ impl Snapshot {
         self.base.is_literal(id)
     }
 
+    /// IDs of up to `max` IRIs that start with `prefix`: the first of the
+    /// base's in IRI order, then those updates added.
+    pub fn iris_with_prefix(&self, prefix: &str, max: usize) -> Result<Vec<Id>> {
+        let (low, high) = self.base.iri_prefix_ids(prefix)?;
+        let mut ids: Vec<Id> = (low.0..high.0).take(max).map(Id).collect();
+        if !self.delta.vocab.is_empty() && ids.len() < max {
+            let mut key = Vec::with_capacity(prefix.len() + 1);
+            term_key::iri_key(prefix, &mut key);
+            // An IRI key is a tag byte and the IRI's text, so UTF-8.
+            let key = std::str::from_utf8(&key).map_err(|_| self.corrupt("key is not UTF-8"))?;
+            ids.extend(
+                self.delta
+                    .vocab
+                    .positions_with_prefix(key, max - ids.len())
+                    .into_iter()
+                    .map(Id::delta_vocab),
+            );
+        }
+        Ok(ids)
+    }
+
     /// The ID of a term, `None` when this snapshot does not contain it.
     pub fn id_of(&self, term: TermRef<'_>) -> Result<Option<Id>> {
         if let TermRef::BlankNode(b) = term {

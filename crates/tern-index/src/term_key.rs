@@ -90,9 +90,22 @@ fn escape_value(value: &str, key: &mut Vec<u8>) {
 pub fn literal_prefix_keys(prefix: &str) -> (Vec<u8>, Option<Vec<u8>>) {
     let mut low = vec![LITERAL];
     escape_value(prefix, &mut low);
-    // The least key above all that start with `low`: its last byte that
-    // is not 0xFF, one up (escaped values hold no 0x00, so no key with the
-    // prefix ends the value inside it).
+    // Escaped values hold no 0x00, so no key with the prefix ends the
+    // value inside it.
+    keys_starting_with(low)
+}
+
+/// The keys between which lie those of every IRI that starts with
+/// `prefix`: `[low, high)` as for [`literal_prefix_keys`].
+pub fn iri_prefix_keys(prefix: &str) -> (Vec<u8>, Option<Vec<u8>>) {
+    let mut low = Vec::with_capacity(prefix.len() + 1);
+    iri_key(prefix, &mut low);
+    keys_starting_with(low)
+}
+
+/// `low` and the least key above all that start with it (its last byte
+/// that is not 0xFF, one up), `None` when there is none.
+fn keys_starting_with(low: Vec<u8>) -> (Vec<u8>, Option<Vec<u8>>) {
     let mut high = low.clone();
     while let Some(&last) = high.last() {
         if last == 0xFF {

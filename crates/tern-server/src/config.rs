@@ -63,6 +63,11 @@ pub struct ServerConfig {
     /// Longest accepted update text, in bytes (413 beyond): an update is
     /// parsed whole, so this bounds its memory.
     pub max_update_bytes: usize,
+    /// Serve the workbench's files from this directory instead of the
+    /// copies built into the binary (for working on the workbench).
+    pub ui_dir: Option<std::path::PathBuf>,
+    /// Example queries the workbench offers (`/examples`).
+    pub examples: Vec<crate::workbench::Example>,
 }
 
 impl Default for ServerConfig {
@@ -88,6 +93,8 @@ impl Default for ServerConfig {
             load_dirs: Vec::new(),
             load_http: None,
             max_update_bytes: 64 << 20,
+            ui_dir: None,
+            examples: Vec::new(),
         }
     }
 }

@@ -16,6 +16,7 @@
 mod body;
 mod chunk;
 mod clients;
+mod complete;
 mod config;
 mod encoding;
 mod error;
@@ -33,11 +34,14 @@ mod protocol;
 mod scheduler;
 mod server;
 mod service;
+mod status;
 mod update;
+mod workbench;
 mod write_pool;
 
 pub use config::{IdleHook, ServerConfig};
 pub use error::RequestError;
+pub use workbench::{parse_examples, Example};
 
 use std::sync::Arc;
 use tern_engine::Engine;
@@ -90,6 +94,7 @@ pub async fn serve(
         metrics: metrics::Metrics::default(),
         writers: Arc::new(tokio::sync::Semaphore::new(write_pool::WRITE_PLACES)),
         write_pool: write_pool::WritePool::new(write_pool::WritePool::THREADS)?,
+        started: std::time::Instant::now(),
     });
     let header_timeout = state.config.header_timeout;
     listen::serve(listener, server::router(state), header_timeout, shutdown).await

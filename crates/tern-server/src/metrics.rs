@@ -71,6 +71,15 @@ impl Summary {
     }
 }
 
+/// Counts so far, for `/status`.
+pub struct Totals {
+    pub queries: u64,
+    pub by_outcome: BTreeMap<&'static str, u64>,
+    pub rows: u64,
+    pub mean_latency_ms: Option<f64>,
+    pub updates: u64,
+}
+
 /// Gauges read when `/metrics` is rendered.
 pub struct Gauges {
     pub active: usize,
@@ -123,6 +132,18 @@ impl Metrics {
     }
 
     /// An update was committed.
+    pub fn totals(&self) -> Totals {
+        let inner = self.inner.lock().unwrap();
+        Totals {
+            queries: inner.queries.values().sum(),
+            by_outcome: inner.queries.clone(),
+            rows: inner.rows,
+            mean_latency_ms: (inner.latency_count > 0)
+                .then(|| inner.latency_sum / inner.latency_count as f64 * 1e3),
+            updates: inner.updates,
+        }
+    }
+
     pub fn record_update(&self, took: Duration, report: &tern_engine::UpdateReport) {
         let Ok(mut m) = self.inner.lock() else { return };
         m.updates += 1;

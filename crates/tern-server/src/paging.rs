@@ -176,6 +176,8 @@ pub struct PageRequest {
     stats: PageStats,
     /// When the query's first page was asked for (ms since the Unix epoch).
     started_at_ms: u64,
+    /// `page-rows`: rows after which the page ends, before its quantum.
+    row_limit: Option<u64>,
 }
 
 /// What the response of a page reports.
@@ -217,6 +219,7 @@ impl PageRequest {
             resume,
             query,
             request,
+            row_limit: None,
         }
     }
 
@@ -261,6 +264,17 @@ impl PageRequest {
         self.turn_started = Some(now);
         let page_until = now + self.quantum_left;
         scheduler_until.map_or(page_until, |u| u.min(page_until))
+    }
+
+    /// The page also ends once it holds `rows` rows.
+    pub fn with_row_limit(mut self, rows: Option<u64>) -> PageRequest {
+        self.row_limit = rows;
+        self
+    }
+
+    /// Whether a page with `rows` rows so far is full by its row limit.
+    pub fn rows_full(&self, rows: u64) -> bool {
+        self.row_limit.is_some_and(|limit| rows >= limit)
     }
 
     /// Counts this turn's work against the quantum; true when it is spent.

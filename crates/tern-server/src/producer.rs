@@ -466,6 +466,13 @@ impl Producing {
         loop {
             let rows_before = self.ending.rows;
             since_clock += 1;
+            let rows_full = self
+                .page
+                .as_ref()
+                .is_some_and(|p| p.rows_full(self.ending.rows));
+            if rows_full {
+                return self.pause(true);
+            }
             if since_clock >= ROWS_PER_CLOCK_CHECK {
                 since_clock = 0;
                 let page_full = paged && self.sink.buf.len() >= crate::paging::MAX_PAGE_BYTES;

@@ -28,6 +28,9 @@ pub struct QueryParams {
     pub quantum: Option<String>,
     /// `next=TOKEN`: the next page of a paged query.
     pub next: Option<String>,
+    /// `page-rows=N`: a page also ends once it holds N rows (at the end of
+    /// the batch of rows being written, so it may hold up to 16,384 more).
+    pub page_rows: Option<u64>,
     /// The base IRI a resumed query started with (from its token).
     pub base_iri: Option<String>,
     /// The snapshot a resumed query reads (from its token).
@@ -46,7 +49,7 @@ pub struct QueryParams {
 /// A pair that does not decode to UTF-8 (`%FF`) is refused rather than
 /// patched with replacement characters: the query would not be what the
 /// client sent.
-fn decode_pairs(encoded: &[u8]) -> Result<Vec<(String, String)>, RequestError> {
+pub(crate) fn decode_pairs(encoded: &[u8]) -> Result<Vec<(String, String)>, RequestError> {
     let decode = |part: &[u8]| -> Result<String, RequestError> {
         let spaced: Vec<u8> = part
             .iter()
@@ -116,6 +119,20 @@ fn add_pairs(params: &mut QueryParams, encoded: &[u8]) -> Result<(), RequestErro
                 params.timeout = Some(Duration::from_secs_f64(secs));
             }
             "quantum" => params.quantum = Some(value),
+            "page-rows" => {
+                params.page_rows = Some(
+                    value
+                        .trim()
+                        .parse()
+                        .ok()
+                        .filter(|&n: &u64| n > 0)
+                        .ok_or_else(|| {
+                            RequestError::BadRequest(format!(
+                                "page-rows must be a positive number of rows, not {value:?}"
+                            ))
+                        })?,
+                )
+            }
             "next" => {
                 if params.next.is_some() {
                     return Err(RequestError::BadRequest(

@@ -37,6 +37,8 @@ pub struct AppState {
     /// Places for updates and graph writes (see `write_pool::WRITE_PLACES`).
     pub writers: Arc<tokio::sync::Semaphore>,
     pub write_pool: crate::write_pool::WritePool,
+    /// When the server started (for `/status`).
+    pub started: std::time::Instant,
 }
 
 pub fn router(state: Arc<AppState>) -> Router {
@@ -47,7 +49,12 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/compact", axum::routing::post(compact))
         .route("/store", any(crate::graph_store::handle))
         .route("/store/{*graph}", any(crate::graph_store::handle))
-        .route("/", get(page))
+        .route("/", get(crate::workbench::index))
+        .route("/ui/{file}", get(crate::workbench::ui_file))
+        .route("/prefixes", get(crate::workbench::prefixes))
+        .route("/examples", get(crate::workbench::examples))
+        .route("/complete", get(crate::complete::complete))
+        .route("/status", get(crate::status::status))
         .with_state(state)
 }
 
@@ -250,7 +257,7 @@ async fn handle(
         params.snapshot = Some(snapshot);
         resume = Some((resumption, opened_in));
     }
-    let page = (quantum.is_some() || resume.is_some()).then(|| {
+    let page = (quantum.is_some() || resume.is_some() || params.page_rows.is_some()).then(|| {
         let quantum = quantum
             .or(state.config.quantum)
             .unwrap_or(Duration::from_millis(50));
@@ -338,6 +345,7 @@ pub(crate) async fn run_query(
             request.clone(),
             resume,
         )
+        .with_row_limit(params.page_rows)
     });
     let (head_tx, head_rx) = oneshot::channel();
     let job = QueryJob {
@@ -590,13 +598,4 @@ async fn compact(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Resp
     } else {
         response
     }
-}
-
-async fn page() -> Response {
-    let mut response = include_str!("page.html").into_response();
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
-    response
 }

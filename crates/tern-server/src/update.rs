@@ -124,8 +124,9 @@ pub async fn run(
         && engine.store().commits_without_sync()
         && state.writers.available_permits() == crate::write_pool::WRITE_PLACES
     {
-        let parsed =
-            tern_engine::parse_update(&text, request.base_iri.as_deref()).map_err(syntax_error)?;
+        let parsed = engine
+            .parse_update(&text, request.base_iri.as_deref())
+            .map_err(syntax_error)?;
         let _place = write_place(state).await?;
         if let Some(report) = engine.try_update_now(&parsed) {
             return report.map_err(RequestError::from);

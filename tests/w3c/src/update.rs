@@ -20,8 +20,9 @@ fn read_text(iri: &str) -> Result<String, String> {
 
 pub fn run_update_syntax_test(test: &TestCase) -> Result<(), String> {
     let iri = test.query.clone().ok_or("test has no update")?;
-    let parsed = read_text(&iri)
-        .and_then(|text| tern_engine::parse_update(&text, Some(&iri)).map_err(|e| e.to_string()));
+    let parsed = read_text(&iri).and_then(|text| {
+        tern_engine::parse_update(&text, Some(&iri), &[]).map_err(|e| e.to_string())
+    });
     match (&test.kind, parsed) {
         (TestKind::PositiveUpdateSyntax, Err(e)) => {
             Err(format!("positive update syntax test rejected: {e}"))

@@ -12,9 +12,39 @@ use tern_server::ServerConfig;
 
 #[derive(Args)]
 pub struct ServeArgs {
-    /// Directory of the index.
+    /// Directory of the index. Without it: the FILEs in a temporary index,
+    /// or with no FILEs the sample data bundled with tern (built on first
+    /// use into ~/.cache/tern).
     #[arg(long)]
-    index: PathBuf,
+    index: Option<PathBuf>,
+    /// Files to load and serve (.nt .nq .ttl .trig, optionally .gz or
+    /// .zst): built at start into --index (which must not hold an index
+    /// yet), or into a temporary index removed when the server stops.
+    files: Vec<PathBuf>,
+    /// A TOML file of settings: keys are these flags' names (`port = 8080`,
+    /// `load-dir = ["/data"]`); see tern.example.toml. Flags on the command
+    /// line win, then environment variables (TERN_PORT=8080), then the
+    /// file. Default: the TERN_CONFIG environment variable.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// A prefix queries and updates may use without declaring it (repeat
+    /// for more): NAME=IRI. Added to the well-known ones (rdf, rdfs, xsd,
+    /// owl, skos, foaf, dc, dcterms, schema, sd, void, prov, wd, wdt); a
+    /// query's own PREFIX wins.
+    #[arg(long, value_name = "NAME=IRI")]
+    prefix: Vec<String>,
+    /// Predeclare only the --prefix ones, not the well-known prefixes.
+    #[arg(long)]
+    no_default_prefixes: bool,
+    /// Example queries for the workbench at / (each after a line
+    /// `# title: NAME`; see data/sample-examples.rq).
+    #[arg(long, value_name = "FILE")]
+    examples: Option<PathBuf>,
+    /// Serve the workbench's files (index.html, app.js, app.css) from this
+    /// directory instead of the copies built into tern (for working on it:
+    /// ui/dist).
+    #[arg(long, value_name = "DIR")]
+    ui_dir: Option<PathBuf>,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     bind: IpAddr,
@@ -174,9 +204,22 @@ pub fn run(args: ServeArgs) -> Result<()> {
         cache_budget: Some(args.cache.budget()),
         sync: args.wal_sync,
     };
+    let served = crate::served_index::resolve(args.index.as_deref(), &args.files)?;
+    let examples = match (&args.examples, served.sample) {
+        (Some(file), _) => {
+            let text = std::fs::read_to_string(file)
+                .with_context(|| format!("reading the examples {}", file.display()))?;
+            tern_server::parse_examples(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?
+        }
+        (None, true) => tern_server::parse_examples(crate::served_index::SAMPLE_EXAMPLES)
+            .map_err(|e| anyhow::anyhow!("the sample's examples: {e}"))?,
+        (None, false) => Vec::new(),
+    };
+    let prefixes = predeclared_prefixes(&args.prefix, args.no_default_prefixes)?;
     // Writable only when updates are allowed: a read-only server leaves the
     // log as it is (another process may be writing it).
-    let store = Store::open(&args.index, update_token.is_some(), options)?;
+    let store = Store::open(&served.dir, update_token.is_some(), options)?;
     let timeout = (!args.timeout.is_zero()).then_some(args.timeout);
     let engine = Engine::new(
         store,
@@ -187,6 +230,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             memory_budget: Some(args.memory.unwrap_or(default_memory() / 8 * 5)),
             // Half of RAM (default_memory() is 40% of it) for all queries.
             server_memory_budget: Some(args.server_memory.unwrap_or(default_memory() / 4 * 5)),
+            prefixes,
             ..EngineOptions::default()
         },
     );
@@ -222,6 +266,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
     if let Some(w) = args.workers {
         config.workers = w.max(1);
     }
+    config.ui_dir = args.ui_dir.clone();
+    config.examples = examples;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.http_threads.max(1))
         .enable_all()
@@ -237,6 +283,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
             anyhow::anyhow!("cannot listen on {}{hint}: {e}", config.addr)
         })?;
         let addr = listener.local_addr()?;
+        say!("tern serve: serving {}", served.what);
+        say!("tern serve: query workbench at http://{addr}/");
         say!(
             "tern serve: SPARQL endpoint at http://{addr}/sparql ({} workers, queue {}, {})",
             config.workers,
@@ -246,12 +294,65 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 None => "no quantum: first come, first served".into(),
             }
         );
+        // Ctrl-C, or SIGTERM from a service manager or `kill`: stop, and
+        // remove a temporary index.
         let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
+            #[cfg(unix)]
+            {
+                use tokio::signal::unix::{signal, SignalKind};
+                match signal(SignalKind::terminate()) {
+                    Ok(mut term) => {
+                        tokio::select! {
+                            _ = tokio::signal::ctrl_c() => {}
+                            _ = term.recv() => {}
+                        }
+                    }
+                    Err(_) => {
+                        let _ = tokio::signal::ctrl_c().await;
+                    }
+                }
+            }
+            #[cfg(not(unix))]
+            {
+                let _ = tokio::signal::ctrl_c().await;
+            }
         };
         tern_server::serve(listener, engine, config, shutdown).await?;
         Ok(())
     })
+}
+
+/// The prefixes queries may use undeclared: the well-known ones (unless
+/// `none_by_default`), then those given as NAME=IRI.
+fn predeclared_prefixes(given: &[String], none_by_default: bool) -> Result<Vec<(String, String)>> {
+    let mut prefixes: Vec<(String, String)> = if none_by_default {
+        Vec::new()
+    } else {
+        tern_export::prefixes::WELL_KNOWN
+            .iter()
+            .map(|(name, iri)| ((*name).to_owned(), (*iri).to_owned()))
+            .collect()
+    };
+    for text in given {
+        let (name, iri) = text
+            .split_once('=')
+            .with_context(|| format!("--prefix takes NAME=IRI, not {text:?}"))?;
+        let (name, iri) = (
+            name.trim().trim_end_matches(':'),
+            iri.trim().trim_start_matches('<').trim_end_matches('>'),
+        );
+        oxrdf::NamedNode::new(iri)
+            .with_context(|| format!("--prefix {name}: {iri:?} is not an IRI"))?;
+        if !name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-' || c == '.')
+        {
+            anyhow::bail!("--prefix: {name:?} is not a prefix name");
+        }
+        prefixes.retain(|(n, _)| n != name);
+        prefixes.push((name.to_owned(), iri.to_owned()));
+    }
+    Ok(prefixes)
 }
 
 /// A secret (at least 16 bytes): from a file, else from the environment

@@ -34,6 +34,10 @@ pub struct EngineOptions {
     pub server_memory_budget: Option<u64>,
     /// How OPTIONAL is evaluated.
     pub optional_joins: OptionalJoins,
+    /// Prefixes queries and updates may use without declaring them
+    /// (`rdf:`, `xsd:`, …, as the server was told); a query's own `PREFIX`
+    /// wins.
+    pub prefixes: Vec<(String, String)>,
 }
 
 impl Default for EngineOptions {
@@ -44,6 +48,7 @@ impl Default for EngineOptions {
             memory_budget: None,
             server_memory_budget: None,
             optional_joins: OptionalJoins::ByCost,
+            prefixes: Vec::new(),
         }
     }
 }
@@ -104,8 +109,8 @@ impl Engine {
         Engine {
             store,
             memory: Arc::new(SharedMemory::new(options.server_memory_budget)),
+            parsed: Arc::new(ParsedQueries::new(options.prefixes.clone())),
             options,
-            parsed: Arc::default(),
         }
     }
 
@@ -118,6 +123,15 @@ impl Engine {
     /// An engine over an index alone: its updates live in memory.
     pub fn of_index(index: Arc<Index>, options: EngineOptions) -> Engine {
         Engine::new(Store::in_memory(index), options)
+    }
+
+    pub(crate) fn parsed_queries(&self) -> &ParsedQueries {
+        &self.parsed
+    }
+
+    /// The prefixes queries and updates may use without declaring them.
+    pub fn prefixes(&self) -> &[(String, String)] {
+        self.parsed.prefixes()
     }
 
     pub fn store(&self) -> &Arc<Store> {

@@ -54,7 +54,10 @@ pub struct UpdateReport {
 impl Engine {
     /// Parses and applies a SPARQL update; on any error nothing changes.
     pub fn update(&self, text: &str, request: &UpdateRequest) -> Result<UpdateReport, EngineError> {
-        self.update_parsed(&parse(text, request.base_iri.as_deref())?, request)
+        self.update_parsed(
+            &self.parse_update(text, request.base_iri.as_deref())?,
+            request,
+        )
     }
 
     /// Applies a parsed update (see [`parse`]); on any error nothing changes.
@@ -173,9 +176,21 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// Parses an update, with the limits queries have on text and nesting
+    /// and the engine's predeclared prefixes.
+    pub fn parse_update(&self, text: &str, base_iri: Option<&str>) -> Result<Update, EngineError> {
+        parse(text, base_iri, self.parsed_queries().prefixes())
+    }
+}
+
 /// Parses an update, with the limits queries have on text and nesting.
-pub fn parse(text: &str, base_iri: Option<&str>) -> Result<Update, EngineError> {
-    let update = parsed::parser(text, base_iri)?
+pub fn parse(
+    text: &str,
+    base_iri: Option<&str>,
+    prefixes: &[(String, String)],
+) -> Result<Update, EngineError> {
+    let update = parsed::parser(text, base_iri, prefixes)?
         .parse_update(text)
         .map_err(|e| EngineError::Parse(e.to_string()))?;
     guard::check_update(update)

@@ -104,6 +104,20 @@ impl VocabView {
         inner.keys.get(position as usize).cloned()
     }
 
+    /// Positions of the first `max` keys of this view that start with
+    /// `key_prefix`, in the order they were added (a scan: the delta's
+    /// keys are not sorted).
+    pub fn positions_with_prefix(&self, key_prefix: &str, max: usize) -> Vec<u64> {
+        let inner = self.vocab.inner.read().unwrap();
+        inner.keys[..(self.len as usize).min(inner.keys.len())]
+            .iter()
+            .enumerate()
+            .filter(|(_, key)| key.starts_with(key_prefix))
+            .take(max)
+            .map(|(at, _)| at as u64)
+            .collect()
+    }
+
     /// Keys of many positions (`None` for those the view lacks).
     pub fn keys(&self, positions: impl Iterator<Item = u64>) -> Vec<Option<Arc<str>>> {
         let inner = self.vocab.inner.read().unwrap();

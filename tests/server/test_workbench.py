@@ -1,0 +1,199 @@
+"""The workbench at / and what it asks the server for (/complete,
+/prefixes, /examples, /status, page-rows), predeclared prefixes, and the
+one-command starts: `tern serve` on the bundled sample and `tern serve
+FILE`, with settings from a config file and the environment."""
+
+import subprocess
+import time
+
+import pytest
+import requests
+
+from conftest import SAMPLE, Server, free_port, tern_bin
+
+EX = "http://example.org/birds/"
+
+
+def select(server, query):
+    r = requests.post(
+        server.url,
+        data={"query": query},
+        headers={"Accept": "application/sparql-results+json"},
+        timeout=30,
+    )
+    assert r.status_code == 200, r.text
+    return r.json()["results"]["bindings"]
+
+
+def test_the_page_and_its_assets(server):
+    page = requests.get(server.base + "/", timeout=10)
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "/ui/app.js" in page.text and "/ui/app.css" in page.text
+    script = requests.get(server.base + "/ui/app.js", timeout=10)
+    assert script.status_code == 200 and "javascript" in script.headers["content-type"]
+    style = requests.get(server.base + "/ui/app.css", timeout=10)
+    assert style.status_code == 200 and style.headers["content-type"].startswith("text/css")
+    assert requests.get(server.base + "/ui/secret.txt", timeout=10).status_code == 404
+
+
+@pytest.mark.parametrize(
+    "context,brute",
+    [
+        ("predicate", "SELECT ?x (COUNT(*) AS ?n) WHERE {{ ?s ?x ?o FILTER(STRSTARTS(STR(?x), \"{p}\")) }} GROUP BY ?x"),
+        ("class", "SELECT ?x (COUNT(*) AS ?n) WHERE {{ ?s a ?x FILTER(isIRI(?x) && STRSTARTS(STR(?x), \"{p}\")) }} GROUP BY ?x"),
+        ("subject", "SELECT ?x (COUNT(*) AS ?n) WHERE {{ ?x ?p ?o FILTER(isIRI(?x) && STRSTARTS(STR(?x), \"{p}\")) }} GROUP BY ?x"),
+        ("object", "SELECT ?x (COUNT(*) AS ?n) WHERE {{ ?s ?p ?x FILTER(isIRI(?x) && STRSTARTS(STR(?x), \"{p}\")) }} GROUP BY ?x"),
+    ],
+)
+@pytest.mark.parametrize("prefix", [EX, EX + "a", "http://www.w3.org/2000/01/rdf-schema#", "http://nowhere/"])
+def test_completion_matches_a_brute_force_scan(server, context, brute, prefix):
+    rows = select(server, brute.format(p=prefix))
+    expected = sorted(((-int(r["n"]["value"]), r["x"]["value"]) for r in rows))[:10]
+    r = requests.get(
+        server.base + "/complete",
+        params={"prefix": prefix, "context": context, "limit": 10},
+        timeout=10,
+    )
+    assert r.status_code == 200, r.text
+    got = [(-c["count"], c["iri"]) for c in r.json()["completions"]]
+    assert got == expected
+
+
+def test_completion_refuses_a_bad_context(server):
+    r = requests.get(server.base + "/complete", params={"prefix": EX, "context": "verb"}, timeout=10)
+    assert r.status_code == 400 and "context" in r.text
+
+
+def test_well_known_prefixes_are_predeclared(server):
+    prefixes = requests.get(server.base + "/prefixes", timeout=10).json()["prefixes"]
+    assert prefixes["rdfs"] == "http://www.w3.org/2000/01/rdf-schema#"
+    rows = select(server, "SELECT ?c WHERE { ?c rdfs:subClassOf <http://example.org/birds/Seabird> }")
+    assert len(rows) == 3
+    # A query's own declaration wins.
+    rows = select(server, "PREFIX rdfs: <http://example.org/birds/> SELECT * WHERE { ?s rdfs:wingspanCm ?w }")
+    assert len(rows) == 5
+
+
+def test_prefixes_can_be_set_and_the_defaults_dropped(sample_index):
+    s = Server(sample_index, "--no-default-prefixes", "--prefix", f"ex={EX}")
+    try:
+        assert requests.get(s.base + "/prefixes", timeout=10).json() == {"prefixes": {"ex": EX}}
+        assert len(select(s, "SELECT ?b WHERE { ?b a ex:Tern }")) == 3
+        r = requests.post(s.url, data={"query": "SELECT * WHERE { ?s rdfs:label ?l }"}, timeout=10)
+        assert r.status_code == 400
+    finally:
+        s.stop()
+
+
+def test_status_reports_the_index_and_the_queries(server):
+    select(server, "SELECT * WHERE { ?s ?p ?o } LIMIT 1")
+    status = requests.get(server.base + "/status", timeout=10).json()
+    assert status["index"]["triples"] == 145
+    assert status["queries"]["total"] >= 1
+    assert status["server"]["uptime_s"] > 0
+    assert "version" in status["store"]
+
+
+def test_page_rows_ends_pages_early_and_the_pages_make_the_result(big_server):
+    query = "SELECT ?s ?o WHERE { ?s <http://example.org/big/p0> ?o }"
+    pages, rows, data = 0, [], {"query": query, "page-rows": "1000", "quantum": "10s"}
+    while True:
+        r = requests.post(big_server.url, data=data, headers={"Accept": "application/sparql-results+json"}, timeout=60)
+        assert r.status_code == 200, r.text
+        body = r.json()
+        page = body["results"]["bindings"]
+        pages += 1
+        rows += [(b["s"]["value"], b["o"]["value"]) for b in page]
+        if "next" not in body:
+            break
+        # At least the rows asked for, ending with the batch of rows being
+        # written (up to 16,384 rows), far from all 50,000 at once.
+        assert 1000 <= len(page) <= 16_384 + 1000
+        data = {"next": body["next"], "page-rows": "1000", "quantum": "10s"}
+    assert pages >= 5
+    assert len(rows) == 50_000 and len(set(rows)) == 50_000
+
+
+def test_page_rows_must_be_a_positive_number(server):
+    r = requests.post(server.url, data={"query": "ASK {}", "page-rows": "0"}, timeout=10)
+    assert r.status_code == 400 and "page-rows" in r.text
+
+
+def test_serve_alone_serves_the_bundled_sample_with_examples(tmp_path):
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    s = Server(None, log_dir=tmp_path, env=env)
+    try:
+        assert len(select(s, "SELECT * WHERE { ?s ?p ?o }")) == 145
+        examples = requests.get(s.base + "/examples", timeout=10).json()["examples"]
+        assert len(examples) >= 3
+        for example in examples:
+            r = requests.post(s.url, data={"query": example["query"]}, timeout=10)
+            assert r.status_code == 200, (example["name"], r.text)
+        assert "bundled sample" in s.access_log()
+    finally:
+        s.stop()
+    # The second start reuses the index built into the cache.
+    built = list((tmp_path / "cache" / "tern").glob("sample-*"))
+    assert len(built) == 1
+    s = Server(None, log_dir=tmp_path, env=env)
+    try:
+        assert "loaded" not in s.access_log()
+    finally:
+        s.stop()
+
+
+def test_serve_files_builds_a_temporary_index(tmp_path):
+    data = tmp_path / "people.nt"
+    data.write_text("".join(f"<http://e.org/p{i}> <http://e.org/age> \"{i}\" .\n" for i in range(100)))
+    s = Server(None, str(data), log_dir=tmp_path)
+    try:
+        rows = select(s, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+        assert rows[0]["n"]["value"] == "100"
+        log = s.access_log()
+        assert "temporary index" in log
+        temporary = log.split("temporary index ")[1].split(",")[0].strip()
+    finally:
+        s.stop()
+    assert not (tmp_path / temporary).exists() and not __import__("os").path.exists(temporary)
+
+
+def test_serve_files_into_an_index_that_exists_is_refused(tmp_path, sample_index):
+    r = subprocess.run(
+        [tern_bin(), "serve", "--index", str(sample_index), str(SAMPLE)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert r.returncode != 0 and "holds an index already" in r.stderr
+
+
+def test_settings_from_a_file_and_the_environment(tmp_path, sample_index):
+    file_port, env_port = free_port(), free_port()
+    config = tmp_path / "tern.toml"
+    config.write_text(f'index = "{sample_index}"\nport = {file_port}\nmax_queued = 3\nprefix = ["ex={EX}"]\n')
+    proc = subprocess.Popen(
+        [tern_bin(), "serve", "--config", str(config)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        env={**__import__("os").environ, "TERN_PORT": str(env_port)},
+    )
+    try:
+        url = f"http://127.0.0.1:{env_port}/sparql"
+        deadline = time.time() + 30
+        while True:
+            try:
+                r = requests.post(url, data={"query": "SELECT ?b WHERE { ?b a ex:Tern }"}, timeout=5)
+                break
+            except requests.ConnectionError:
+                assert time.time() < deadline and proc.poll() is None, "the server did not start on TERN_PORT"
+                time.sleep(0.1)
+        assert r.status_code == 200, r.text
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    # A misspelled setting stops the start with what was meant.
+    config.write_text('prot = 8080\n')
+    r = subprocess.run([tern_bin(), "serve", "--config", str(config)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "unknown setting `prot`" in r.stderr and "port" in r.stderr
+    # A value of the wrong type names the flag and where the value came from.
+    config.write_text('port = "eighty"\n')
+    r = subprocess.run([tern_bin(), "serve", "--config", str(config)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "--port" in r.stderr and "tern.toml" in r.stderr
