@@ -18,6 +18,7 @@ mod retire;
 mod row_batch;
 mod select_star;
 mod solution_stream;
+pub(crate) mod syntax_error;
 mod triple_stream;
 
 pub use engine::{Engine, EngineOptions, Execution, QueryRequest, Timings};

@@ -68,7 +68,7 @@ fn parse(
              --update-token"
                     .to_owned()
             } else {
-                e.to_string()
+                super::syntax_error::in_words(&e.to_string(), text)
             })
         })?;
     let mut query = guard::check_algebra(query)?;

@@ -192,6 +192,8 @@ pub fn parse(
 ) -> Result<Update, EngineError> {
     let update = parsed::parser(text, base_iri, prefixes)?
         .parse_update(text)
-        .map_err(|e| EngineError::Parse(e.to_string()))?;
+        .map_err(|e| {
+            EngineError::Parse(crate::run::syntax_error::in_words(&e.to_string(), text))
+        })?;
     guard::check_update(update)
 }
