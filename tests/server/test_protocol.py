@@ -126,3 +126,15 @@ def test_metrics(server):
     assert 0 < m['tern_cache_bytes{cache="vocabulary"}'] <= 64 << 20
     assert 0 <= m['tern_cache_bytes{cache="permutations"}'] <= 96 << 20
     assert "tern::access" in server.access_log()
+
+
+def test_access_log_names_the_client_and_the_query(server):
+    query = "SELECT * WHERE { ?s ?p ?o } LIMIT 2 # access-log"
+    for _ in range(2):
+        assert requests.post(server.url, data={"query": query}, timeout=10).status_code == 200
+    lines = [l for l in server.access_log().splitlines() if "tern::access" in l and "query_hash=" in l]
+    hashes = [l.split("query_hash=")[1].split()[0].strip('"') for l in lines[-2:]]
+    assert len(hashes) == 2 and hashes[0] == hashes[1] and len(hashes[0]) == 16
+    assert all('client="127.0.0.1"' in l or "client=127.0.0.1" in l for l in lines[-2:]), lines[-2:]
+    # Times are rounded, not float noise.
+    assert all(len(l.split("total_ms=")[1].split()[0]) <= 10 for l in lines[-2:])

@@ -131,6 +131,8 @@ def test_serve_alone_serves_the_bundled_sample_with_examples(tmp_path):
             r = requests.post(s.url, data={"query": example["query"]}, timeout=10)
             assert r.status_code == 200, (example["name"], r.text)
         assert "bundled sample" in s.access_log()
+        # The sample's namespace is predeclared as ex:.
+        assert len(select(s, "SELECT ?b WHERE { ?b a ex:Tern }")) == 3
     finally:
         s.stop()
     # The second start reuses the index built into the cache.

@@ -11,6 +11,8 @@ use tern_index::builder::{self, group, Input, LoadOptions};
 /// The bundled sample data and its example queries.
 const SAMPLE: &str = include_str!("../../../data/sample.ttl");
 pub const SAMPLE_EXAMPLES: &str = include_str!("../../../data/sample-examples.rq");
+/// The sample's namespace, predeclared as `ex:` when it is served.
+pub const SAMPLE_NAMESPACE: &str = "http://example.org/birds/";
 
 /// The index being served.
 pub struct ServedIndex {
@@ -112,7 +114,7 @@ fn sample() -> Result<ServedIndex> {
     let name = format!(
         "sample-{}-{:016x}",
         env!("CARGO_PKG_VERSION"),
-        fnv1a(SAMPLE.as_bytes())
+        content_hash(SAMPLE)
     );
     let dir = cache.join(name);
     if !dir.join("index.json").exists() {
@@ -157,8 +159,11 @@ fn cache_dir() -> Option<PathBuf> {
         .map(|cache| cache.join("tern"))
 }
 
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+/// Names the sample's content (stable for a build of tern: a rebuilt
+/// tern may build the sample's index once more, which is harmless).
+fn content_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::hash::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
 }

@@ -18,6 +18,13 @@ pub struct ClientSlot {
     ip: IpAddr,
 }
 
+impl ClientSlot {
+    /// The client's address.
+    pub fn ip(&self) -> IpAddr {
+        self.ip
+    }
+}
+
 impl ClientSlots {
     pub fn new(max: usize) -> Arc<ClientSlots> {
         Arc::new(ClientSlots {

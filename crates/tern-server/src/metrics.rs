@@ -362,6 +362,16 @@ impl Metrics {
 /// The update counters and the store's gauges.
 /// A duration in milliseconds rounded to the microsecond, for log lines
 /// and reports: `3.88`, not the `3.8800079999999997` of a raw conversion.
+/// A short name of a query text for the access log (FNV-1a, 64 bits, in
+/// hex): the same text always gets the same name, so a log can be grouped
+/// by query without holding the text.
+pub fn query_hash(text: &str) -> String {
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
 pub fn millis(d: Duration) -> f64 {
     (d.as_secs_f64() * 1e6).round() / 1e3
 }

@@ -135,6 +135,7 @@ async fn sparql(
             });
             tracing::info!(
                 target: "tern::access",
+                client = peer.map_or_else(String::new, |ip| ip.to_string()),
                 method = %method,
                 status = error.status().as_u16(),
                 outcome = error.outcome(),
@@ -319,6 +320,10 @@ pub(crate) async fn run_query(
     page: Option<(Duration, Option<(ContinuationToken, Duration)>)>,
     received: Instant,
 ) -> Result<Response, RequestError> {
+    // For the access log.
+    let client = slot
+        .as_ref()
+        .map_or_else(String::new, |slot| slot.ip().to_string());
     let cancel = CancelFlag::default();
     // Cancels the query if this future is dropped before the response
     // exists (hyper drops it when the client disconnects early).
@@ -411,6 +416,7 @@ pub(crate) async fn run_query(
     let on_complete: OnComplete = {
         let state = state.clone();
         let query_len = text.len();
+        let query_hash = crate::metrics::query_hash(&text);
         let page = page.clone();
         Box::new(move |done| {
             let (outcome, rows, payload, error) = match &done.ending {
@@ -435,8 +441,10 @@ pub(crate) async fn run_query(
             }
             tracing::info!(
                 target: "tern::access",
+                client,
                 status = 200,
                 outcome,
+                query_hash,
                 format,
                 encoding = encoding.token(),
                 rows,

@@ -216,7 +216,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
             .map_err(|e| anyhow::anyhow!("the sample's examples: {e}"))?,
         (None, false) => Vec::new(),
     };
-    let prefixes = predeclared_prefixes(&args.prefix, args.no_default_prefixes)?;
+    let mut prefixes = predeclared_prefixes(&args.prefix, args.no_default_prefixes)?;
+    if served.sample && !prefixes.iter().any(|(name, _)| name == "ex") {
+        // The sample's own namespace, as its example queries write it.
+        prefixes.push(("ex".into(), crate::served_index::SAMPLE_NAMESPACE.into()));
+    }
     // Writable only when updates are allowed: a read-only server leaves the
     // log as it is (another process may be writing it).
     let store = Store::open(&served.dir, update_token.is_some(), options)?;
