@@ -3,6 +3,7 @@ complete, page, download, explain, error markers, share links, history,
 examples, status."""
 
 import re
+import threading
 import urllib.parse
 import urllib.request
 
@@ -322,6 +323,39 @@ def test_status_page(sample_server, workbench_for):
     wb.page.wait_for_function("t => document.querySelector('.status-head .muted').textContent !== t", arg=before)
     wb.page.click(".metrics-box summary")
     wb.page.wait_for_function("() => /tern_/.test(document.querySelector('.metrics-box pre').textContent)")
+
+
+def test_status_page_cancels_a_query(workdir, big_server, workbench_for):
+    """A query that would run for minutes shows on the status page; the
+    operator cancels it there with the write credential."""
+    credential = "operator-credential-0123456789"
+    (workdir / "operator.token").write_text(credential + "\n")
+    server = Server(workdir / "big", "--update-token", str(workdir / "operator.token"))
+    endless = "SELECT (COUNT(*) AS ?n) WHERE { ?a ?p ?x . ?b ?q ?y }"
+    outcome = {}
+
+    def run():
+        data = urllib.parse.urlencode({"query": endless}).encode()
+        try:
+            urllib.request.urlopen(server.base + "/sparql", data, timeout=120).read()
+            outcome["ended"] = "answered"
+        except Exception as e:  # a cancelled query's response is cut
+            outcome["ended"] = type(e).__name__
+
+    client = threading.Thread(target=run)
+    try:
+        client.start()
+        wb = workbench_for(server).open("#status")
+        row = wb.page.locator('table.queries tr:has(code:has-text("COUNT(*)"))')
+        row.wait_for()
+        wb.page.once("dialog", lambda dialog: dialog.accept(credential))
+        row.locator("button.cancel").click()
+        wb.page.wait_for_function("() => /cancelled/.test(document.querySelector('.status-page .notice').textContent)")
+        client.join(60)
+        assert not client.is_alive() and outcome["ended"]
+        row.wait_for(state="detached")
+    finally:
+        server.stop()
 
 
 def test_embedded_workbench(workdir, workbench_for):

@@ -199,3 +199,51 @@ def test_settings_from_a_file_and_the_environment(tmp_path, sample_index):
     config.write_text('port = "eighty"\n')
     r = subprocess.run([tern_bin(), "serve", "--config", str(config)], capture_output=True, text=True, timeout=30)
     assert r.returncode == 2 and "--port" in r.stderr and "tern.toml" in r.stderr
+
+
+def test_status_lists_queries_and_the_operator_cancels_one(big_index):
+    import threading
+
+    from conftest import SILENT
+    from writes import Writable
+
+    w = Writable(big_index)
+    try:
+        outcome = {}
+
+        def run():
+            started = time.time()
+            try:
+                r = requests.post(w.url, data={"query": SILENT}, timeout=120)
+                outcome["status"] = r.status_code
+            except requests.RequestException as e:
+                outcome["error"] = type(e).__name__
+            outcome["seconds"] = time.time() - started
+
+        client = threading.Thread(target=run)
+        client.start()
+        deadline = time.time() + 30
+        listed = []
+        while not listed:
+            assert time.time() < deadline, "the query never showed on /status"
+            status = requests.get(w.base + "/status", timeout=10).json()
+            listed = [q for q in status["queries"]["in_server"] if "SUM(STRLEN" in q["query"]]
+            time.sleep(0.05)
+        query = listed[0]
+        assert query["client"] == "127.0.0.1" and query["seconds"] >= 0
+        cancel = f"{w.base}/queries/{query['id']}/cancel"
+        # The operator's credential is needed.
+        assert requests.post(cancel, timeout=10).status_code == 401
+        r = requests.post(cancel, headers=w.auth, timeout=10)
+        assert r.status_code == 200 and r.json() == {"cancelled": query["id"]}
+        client.join(60)
+        assert not client.is_alive()
+        # It ended long before it would have (it runs for many seconds).
+        assert outcome["seconds"] < 30, outcome
+        deadline = time.time() + 10
+        while requests.get(w.base + "/status", timeout=10).json()["queries"]["in_server"]:
+            assert time.time() < deadline, "the cancelled query stayed listed"
+            time.sleep(0.05)
+        assert requests.post(cancel, headers=w.auth, timeout=10).status_code == 404
+    finally:
+        w.server.stop()

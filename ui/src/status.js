@@ -41,13 +41,55 @@ const label = (key) => key.replace(/_/g, " ");
 const table = (obj) => h("table.kv", h("tbody", Object.entries(obj).map(([k, v]) =>
   h("tr", { dataset: { key: k } }, h("th", label(k)), h("td", value(k, v))))));
 
-function cards(doc) {
+function cards(doc, onCancel) {
+  // The queries in the server get a table of their own, with a cancel
+  // button each; the rest is shown generically.
+  const inServer = doc.queries?.in_server;
+  if (inServer) doc = { ...doc, queries: Object.fromEntries(Object.entries(doc.queries).filter(([k]) => k !== "in_server")) };
   const scalars = Object.entries(doc).filter(([, v]) => v === null || typeof v !== "object");
   const sections = Object.entries(doc).filter(([, v]) => v !== null && typeof v === "object");
   return [
+    inServer ? h("div.card.wide", { dataset: { section: "in_server" } }, h("h3", "queries in the server"), queriesTable(inServer, onCancel)) : null,
     scalars.length ? h("div.card", h("h3", "general"), table(Object.fromEntries(scalars))) : null,
     sections.map(([k, v]) => h("div.card", { dataset: { section: k } }, h("h3", label(k)), value(k, v))),
   ];
+}
+
+function queriesTable(queries, onCancel) {
+  if (!queries.length) return h("p.muted", "none");
+  return h("table.queries",
+    h("thead", h("tr", ["id", "client", "running", "paged", "query", ""].map((t) => h("th", t)))),
+    h("tbody", queries.map((q) => h("tr", { dataset: { id: String(q.id) } },
+      h("td", String(q.id)),
+      h("td", q.client || "–"),
+      h("td", `${fmt(q.seconds)} s`),
+      h("td", q.paged ? "yes" : "no"),
+      h("td", h("code.query-text", q.query)),
+      h("td", q.cancelled ? h("span.muted", "cancelling…")
+        : h("button.cancel", { type: "button", onclick: () => onCancel(q.id) }, "Cancel"))))));
+}
+
+// The operator's credential (the server's --update-token), asked for once
+// per browser tab.
+const CREDENTIAL_KEY = "tern-operator-credential";
+
+async function cancelQuery(id, report) {
+  let credential = sessionStorage.getItem(CREDENTIAL_KEY);
+  if (!credential) {
+    credential = window.prompt("Cancelling needs the server's write credential (its --update-token):");
+    if (!credential) return;
+  }
+  const response = await fetch(`/queries/${id}/cancel`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${credential.trim()}` },
+  });
+  if (response.ok) {
+    sessionStorage.setItem(CREDENTIAL_KEY, credential);
+    report(`query ${id} cancelled`);
+  } else {
+    if (response.status === 401 || response.status === 403) sessionStorage.removeItem(CREDENTIAL_KEY);
+    report(`query ${id}: ${(await response.text()).trim()}`);
+  }
 }
 
 /** Builds the page; `start()` begins refreshing, `stop()` ends it. */
@@ -56,14 +98,19 @@ export function statusPage() {
   const updated = h("span.muted");
   const metrics = h("pre.metrics");
   const metricsBox = h("details.metrics-box", h("summary", "Metrics (/metrics)"), metrics);
-  const el = h("section.status-page", h("div.status-head", h("h2", "Server status"), updated), grid, metricsBox);
+  const notice = h("p.notice", { role: "status" });
+  const el = h("section.status-page", h("div.status-head", h("h2", "Server status"), updated), notice, grid, metricsBox);
+  const onCancel = async (id) => {
+    await cancelQuery(id, (message) => { notice.textContent = message; });
+    refresh();
+  };
   let timer = 0; // 0: stopped
 
   async function refresh() {
     try {
       const doc = await optionalJSON("/status");
       if (doc == null) replace(grid, h("p.muted", "This server has no /status endpoint."));
-      else replace(grid, cards(doc));
+      else replace(grid, cards(doc, onCancel));
       updated.textContent = `updated ${new Date().toLocaleTimeString()}`;
     } catch (error) {
       updated.textContent = `status unavailable: ${error.message}`;

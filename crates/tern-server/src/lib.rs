@@ -24,6 +24,7 @@ mod error;
 pub mod fuzzing;
 mod graph_store;
 mod listen;
+mod live_queries;
 mod metrics;
 mod multipart;
 mod negotiate;
@@ -95,6 +96,7 @@ pub async fn serve(
         writers: Arc::new(tokio::sync::Semaphore::new(write_pool::WRITE_PLACES)),
         write_pool: write_pool::WritePool::new(write_pool::WritePool::THREADS)?,
         started: std::time::Instant::now(),
+        live_queries: Default::default(),
     });
     let header_timeout = state.config.header_timeout;
     listen::serve(listener, server::router(state), header_timeout, shutdown).await

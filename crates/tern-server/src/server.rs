@@ -39,6 +39,8 @@ pub struct AppState {
     pub write_pool: crate::write_pool::WritePool,
     /// When the server started (for `/status`).
     pub started: std::time::Instant,
+    /// The queries in the server now (for `/status` and cancelling).
+    pub live_queries: crate::live_queries::LiveQueries,
 }
 
 pub fn router(state: Arc<AppState>) -> Router {
@@ -55,6 +57,10 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/examples", get(crate::workbench::examples))
         .route("/complete", get(crate::complete::complete))
         .route("/status", get(crate::status::status))
+        .route(
+            "/queries/{id}/cancel",
+            axum::routing::post(crate::live_queries::cancel),
+        )
         .with_state(state)
 }
 
@@ -325,6 +331,13 @@ pub(crate) async fn run_query(
         .as_ref()
         .map_or_else(String::new, |slot| slot.ip().to_string());
     let cancel = CancelFlag::default();
+    let listed = crate::live_queries::LiveQueries::register(
+        state,
+        &text,
+        &client,
+        page.is_some(),
+        cancel.clone(),
+    );
     // Cancels the query if this future is dropped before the response
     // exists (hyper drops it when the client disconnects early).
     let guard = CancelOnDrop(Some(cancel.clone()));
@@ -419,6 +432,8 @@ pub(crate) async fn run_query(
         let query_hash = crate::metrics::query_hash(&text);
         let page = page.clone();
         Box::new(move |done| {
+            // Off the list of running queries once it is done.
+            drop(listed);
             let (outcome, rows, payload, error) = match &done.ending {
                 Some(e) if e.error.is_some() => {
                     (e.outcome, e.rows, e.payload_bytes, e.error.clone())

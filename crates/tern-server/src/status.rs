@@ -49,6 +49,7 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Response {
             "rows_sent": totals.rows,
             "mean_latency_ms": totals.mean_latency_ms,
             "updates": totals.updates,
+            "in_server": state.live_queries.list(),
         },
         "memory": {
             "queries_bytes": state.engine.memory_in_use(),
