@@ -4,10 +4,11 @@
 //! The vocabulary is sorted, so the IRIs with a prefix are one range of
 //! IDs. How often each is used in the asked position is a count on the
 //! permutation that leads with it. Predicates come from the statistics (all
-//! of them, ranked exactly); other positions look at the first
-//! [`CANDIDATES`] IRIs of the range in vocabulary order (those an update
-//! added after them), so a prefix that thousands of IRIs share is ranked
-//! among those: type more of it to narrow it down.
+//! of them, ranked exactly); classes from the `rdf:type` rows, jumping from
+//! class to class (the first [`CANDIDATES`] of the prefix); subjects and
+//! objects from the first [`CANDIDATES`] IRIs of the range in vocabulary
+//! order (then those updates added), so a prefix that thousands of IRIs
+//! share is ranked among those: type more of it to narrow it down.
 
 use crate::error::RequestError;
 use crate::server::AppState;
@@ -16,6 +17,7 @@ use axum::extract::State;
 use axum::http::Uri;
 use axum::response::{IntoResponse, Response};
 use oxrdf::Term;
+use std::ops::Bound;
 use std::sync::Arc;
 use std::time::Instant;
 use tern_index::{Id, Permutation, ScanRange, Snapshot};
@@ -119,26 +121,24 @@ fn completions(
 ) -> Result<Vec<(String, u64)>, tern_index::IndexError> {
     let mut counted: Vec<(Id, u64)> = match context {
         Context::Predicate => predicates(snapshot)?,
-        _ => {
-            let rdf_type = match context {
-                Context::Class => match snapshot.id_of(oxrdf::vocab::rdf::TYPE.into())? {
-                    Some(id) => Some(id),
-                    None => return Ok(Vec::new()),
-                },
-                _ => None,
+        Context::Class => {
+            let Some(rdf_type) = snapshot.id_of(oxrdf::vocab::rdf::TYPE.into())? else {
+                return Ok(Vec::new());
             };
+            let (low, high) = snapshot.base().iri_prefix_ids(prefix)?;
+            let mut counted = Vec::new();
+            for class in classes(snapshot, rdf_type, low, high, CANDIDATES)? {
+                let count = snapshot.count(Permutation::Pos, &[rdf_type, class], ScanRange::ALL)?;
+                counted.push((class, count));
+            }
+            counted
+        }
+        _ => {
             let mut counted = Vec::new();
             for id in snapshot.iris_with_prefix(prefix, CANDIDATES)? {
-                let count = match (context, rdf_type) {
-                    (Context::Subject, _) => {
-                        snapshot.count(Permutation::Spo, &[id], ScanRange::ALL)?
-                    }
-                    (Context::Object, _) => {
-                        snapshot.count(Permutation::Osp, &[id], ScanRange::ALL)?
-                    }
-                    (Context::Class, Some(t)) => {
-                        snapshot.count(Permutation::Pos, &[t, id], ScanRange::ALL)?
-                    }
+                let count = match context {
+                    Context::Subject => snapshot.count(Permutation::Spo, &[id], ScanRange::ALL)?,
+                    Context::Object => snapshot.count(Permutation::Osp, &[id], ScanRange::ALL)?,
                     _ => {
                         snapshot.count(Permutation::Spo, &[id], ScanRange::ALL)?
                             + snapshot.count(Permutation::Osp, &[id], ScanRange::ALL)?
@@ -165,6 +165,44 @@ fn completions(
     // Most used first; ties in IRI order, so answers are stable.
     found.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     found.truncate(limit);
+    Ok(found)
+}
+
+/// The first `max` classes (objects of `rdf:type`) with IDs in
+/// `[low, high)`: read from the `rdf:type` rows in POS order, jumping past
+/// each batch's last class, so a class with a million instances costs one
+/// batch, not a million rows. (Classes only updates added are not among
+/// them: their IDs lie outside the base's range.)
+fn classes(
+    snapshot: &Snapshot,
+    rdf_type: Id,
+    low: Id,
+    high: Id,
+    max: usize,
+) -> Result<Vec<Id>, tern_index::IndexError> {
+    let mut found: Vec<Id> = Vec::new();
+    let mut from = Bound::Included(low);
+    while found.len() < max {
+        let range = ScanRange {
+            start: from,
+            end: Bound::Excluded(high),
+        };
+        let Some(batch) = snapshot.scan(Permutation::Pos, &[rdf_type], range).next() else {
+            break;
+        };
+        let batch = batch?;
+        let before = found.len();
+        for &class in &batch.columns[1] {
+            if found.last() != Some(&class) {
+                found.push(class);
+            }
+        }
+        match found.last() {
+            Some(&last) if found.len() > before => from = Bound::Excluded(last),
+            _ => break,
+        }
+    }
+    found.truncate(max);
     Ok(found)
 }
 
