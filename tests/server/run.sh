@@ -24,6 +24,16 @@ if [ "$client_hash" != "$(cat "$client_stamp" 2>/dev/null)" ]; then
     "$VENV/bin/python" -m pip install --quiet --force-reinstall --no-deps "$client"
     echo "$client_hash" > "$client_stamp"
 fi
+# The embedded Python API (crates/tern-python, the `tern` package), built
+# into the venv with maturin when its sources change.
+embedded="$here/../../crates/tern-python"
+embedded_stamp="$VENV/.tern-embedded"
+embedded_hash="$(cd "$embedded" && find Cargo.toml pyproject.toml src python -name __pycache__ -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum | sha256sum)
+$(cd "$here/../.." && git ls-files -s crates/tern-engine crates/tern-index crates/tern-export 2>/dev/null | sha256sum)"
+if [ "$embedded_hash" != "$(cat "$embedded_stamp" 2>/dev/null)" ]; then
+    (cd "$embedded" && VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" maturin develop --quiet)
+    echo "$embedded_hash" > "$embedded_stamp"
+fi
 if [ -z "${TERN_BIN:-}" ]; then
     target="${CARGO_TARGET_DIR:-$here/../../target}"
     for candidate in "$target/release/tern" "$target/debug/tern"; do

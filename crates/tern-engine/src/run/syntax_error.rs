@@ -31,7 +31,11 @@ pub fn in_words(message: &str, text: &str) -> String {
         }
     }
     if words.is_empty() {
-        return message.to_owned();
+        // Only "any character" was possible: the text ended too soon.
+        return format!(
+            "error at {}:{}: the query ends too soon (something is missing here)",
+            position.0, position.1
+        );
     }
     let expected = match words.len() {
         1 => words[0].clone(),
@@ -178,6 +182,12 @@ mod tests {
             message,
             "error at 1:24: expected `\"`, `\\`, `\\U` or `\\u`"
         );
+    }
+
+    #[test]
+    fn a_query_cut_short_is_told_so() {
+        let message = error("SELECT WHERE");
+        assert!(message.contains("ends too soon"), "{message}");
     }
 
     #[test]

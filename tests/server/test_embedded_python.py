@@ -1,0 +1,93 @@
+"""The embedded Python API (`crates/tern-python`, the `tern` package)
+against `tern query` on the same index: same rows for the same queries,
+the HTTP client's result objects, Arrow and DataFrames, loading, errors."""
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import SAMPLE, tern_bin
+
+tern = pytest.importorskip("tern", reason="the tern package is built by run.sh (maturin develop)")
+
+from tern_client import IRI, Literal, SolutionResult  # noqa: E402
+
+QUERIES = [
+    "SELECT * WHERE { ?s ?p ?o }",
+    "PREFIX ex: <http://example.org/birds/> SELECT ?b ?w WHERE { ?b a ex:Tern ; ex:wingspanCm ?w } ORDER BY DESC(?w)",
+    "SELECT ?s (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?s",
+    "SELECT ?l WHERE { ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l FILTER(LANG(?l) != \"en\") }",
+    "SELECT ?x ?y WHERE { ?x <http://example.org/big/p0> ?o . OPTIONAL { ?x <http://example.org/big/n> ?y } } LIMIT 5000",
+]
+
+
+def cli_rows(index, query):
+    """The rows `tern query` gives, as sets of (variable, term) pairs."""
+    out = subprocess.run(
+        [tern_bin(), "query", "--index", str(index), "--format", "json", query],
+        capture_output=True, check=True,
+    ).stdout
+    doc = json.loads(out)
+    rows = []
+    for b in doc["results"]["bindings"]:
+        rows.append(frozenset((k, v["value"], v.get("datatype"), v.get("xml:lang"), v["type"]) for k, v in b.items()))
+    return sorted(rows, key=repr)
+
+
+def embedded_rows(index, query):
+    rows = []
+    for row in tern.Index(str(index)).select(query):
+        cells = []
+        for k, t in row.items():
+            if t is None:
+                continue
+            if isinstance(t, IRI):
+                cells.append((k, t.value, None, None, "uri"))
+            elif isinstance(t, Literal):
+                datatype = None if t.lang or t.datatype.endswith("#string") else t.datatype
+                cells.append((k, t.value, datatype, t.lang, "literal"))
+            else:
+                cells.append((k, t.value, None, None, "bnode"))
+        rows.append(frozenset(cells))
+    return sorted(rows, key=repr)
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_the_same_rows_as_tern_query(sample_index, big_index, query):
+    index = big_index if "big" in query else sample_index
+    assert embedded_rows(index, query) == cli_rows(index, query)
+
+
+def test_result_objects_are_the_clients(sample_index, tmp_path):
+    index = tern.Index(str(sample_index))
+    result = index.select("PREFIX ex: <http://example.org/birds/> SELECT ?b ?w WHERE { ?b a ex:Tern ; ex:wingspanCm ?w } ORDER BY ?w")
+    assert isinstance(result, SolutionResult) and result.variables == ["b", "w"]
+    rows = list(result)
+    assert rows[0]["b"] == IRI("http://example.org/birds/arcticTern") and rows[0]["w"].to_python() == 80
+    assert index.ask("ASK { ?s a <http://example.org/birds/Tern> }") is True
+    triples = list(index.construct("CONSTRUCT WHERE { <http://example.org/birds/ana> ?p ?o }"))
+    assert len(triples) == 3 and all(t.subject == IRI("http://example.org/birds/ana") for t in triples)
+    frame = index.dataframe("SELECT ?s (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?s ORDER BY DESC(?n) LIMIT 2")
+    assert list(frame.columns) == ["s", "n"] and frame["n"].tolist() == [14, 12]
+    table = index.arrow("SELECT ?s ?o WHERE { ?s a ?o FILTER(isIRI(?s)) } LIMIT 4")
+    assert table.num_rows == 4 and table.column_names == ["s", "o"]
+    assert table.column("s")[0].as_py().startswith("<http://")
+
+
+def test_large_results_come_page_by_page(big_index):
+    result = tern.Index(str(big_index)).select("SELECT ?s ?o WHERE { ?s <http://example.org/big/p0> ?o }")
+    count = sum(1 for _ in result)
+    assert count == 50_000 and len(result.stats.pages) > 1
+
+
+def test_load_builds_an_index_and_errors_are_raised(tmp_path):
+    assert tern.load(str(tmp_path / "birds"), [str(SAMPLE)]) == 145
+    with pytest.raises(OSError):
+        tern.load(str(tmp_path / "birds"), [str(SAMPLE)])  # exists, no force
+    assert tern.load(str(tmp_path / "birds"), [str(SAMPLE)], force=True) == 145
+    index = tern.Index(str(tmp_path / "birds"))
+    with pytest.raises(ValueError, match="error at 1:"):
+        index.select("SELECT * WHERE { ?s ?p }")
+    with pytest.raises(OSError):
+        tern.Index(str(tmp_path / "nowhere"))
