@@ -120,6 +120,44 @@ impl Query {
         }
     }
 
+    /// Up to `n` more SELECT rows as dicts from every variable name to a
+    /// term made with `classes`, or None when unbound (as the client's
+    /// rows are).
+    fn next_dicts<'py>(
+        &self,
+        py: Python<'py>,
+        n: usize,
+        classes: &TermClasses,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut guard = self.state.lock().unwrap();
+        let state: &mut State = &mut guard;
+        let (names, rows) = match state {
+            State::Solutions { variables, rows } => {
+                let names: Vec<Bound<'py, pyo3::types::PyString>> = variables
+                    .iter()
+                    .map(|v| pyo3::types::PyString::intern(py, v))
+                    .collect();
+                let taken = py
+                    .detach(|| rows.by_ref().take(n).collect::<Result<Vec<_>, _>>())
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                (names, taken)
+            }
+            _ => return Ok(PyList::empty(py)),
+        };
+        let list = PyList::empty(py);
+        for row in &rows {
+            let dict = pyo3::types::PyDict::new(py);
+            for (name, cell) in names.iter().zip(row) {
+                match cell {
+                    Some(t) => dict.set_item(name, classes.make(py, t)?)?,
+                    None => dict.set_item(name, py.None())?,
+                }
+            }
+            list.append(dict)?;
+        }
+        Ok(list)
+    }
+
     /// Up to `n` more rows (SELECT: tuples of cells; CONSTRUCT/DESCRIBE:
     /// (s, p, o) tuples), each cell None or (kind, value, datatype, lang)
     /// with kind 0 IRI, 1 blank node, 2 literal. Fewer than `n`: the end.
@@ -162,6 +200,44 @@ impl Query {
             }
         }
         Ok(list)
+    }
+}
+
+/// The client's term classes (`tern_client.terms.IRI`, `BNode`,
+/// `Literal`), given once per query: terms are made here, without a
+/// Python-level loop per cell.
+#[pyclass(frozen)]
+struct TermClasses {
+    iri: Py<PyAny>,
+    blank: Py<PyAny>,
+    literal: Py<PyAny>,
+}
+
+#[pymethods]
+impl TermClasses {
+    #[new]
+    fn new(iri: Py<PyAny>, blank: Py<PyAny>, literal: Py<PyAny>) -> TermClasses {
+        TermClasses {
+            iri,
+            blank,
+            literal,
+        }
+    }
+}
+
+impl TermClasses {
+    fn make<'py>(&self, py: Python<'py>, term: &Term) -> PyResult<Bound<'py, PyAny>> {
+        match term {
+            Term::NamedNode(n) => self.iri.bind(py).call1((n.as_str(),)),
+            Term::BlankNode(b) => self.blank.bind(py).call1((b.as_str(),)),
+            Term::Literal(l) => {
+                self.literal
+                    .bind(py)
+                    .call1((l.value(), l.datatype().as_str(), l.language()))
+            }
+            #[allow(unreachable_patterns)]
+            _ => Err(PyValueError::new_err("a quoted triple as a result term")),
+        }
     }
 }
 
@@ -222,6 +298,7 @@ fn load(py: Python<'_>, path: PathBuf, files: Vec<PathBuf>, force: bool) -> PyRe
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Index>()?;
     m.add_class::<Query>()?;
+    m.add_class::<TermClasses>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     Ok(())
 }

@@ -28,6 +28,8 @@ from . import _native
 
 __all__ = ["Index", "load", "IRI", "BNode", "Literal", "Triple", "SolutionResult", "GraphResult"]
 
+_CLASSES = _native.TermClasses(IRI, BNode, Literal)
+
 # Rows taken from the engine at once: enough to amortize the call, few
 # enough that a result read partly costs little.
 PAGE_ROWS = 4096
@@ -66,12 +68,7 @@ class Index:
             return bool(running.boolean)
         if running.form == "graph":
             return GraphResult(*_pages(running, seconds, _triple))
-        variables = running.variables
-
-        def row(cells: tuple) -> dict:
-            return {name: _term(cell) for name, cell in zip(variables, cells)}
-
-        return SolutionResult(variables, *_pages(running, seconds, row))
+        return SolutionResult(running.variables, *_pages(running, seconds, None))
 
     def select(self, sparql: str) -> SolutionResult:
         result = self.query(sparql)
@@ -113,15 +110,21 @@ def _triple(cells: tuple) -> Triple:
 
 def _pages(running: Any, seconds: float, make: Any) -> tuple:
     """The first page and how to fetch the next, for the client's result
-    classes: a page is PAGE_ROWS rows from the engine; the 'token' of the
-    next page is only a marker that more may follow."""
+    classes: a page is PAGE_ROWS rows from the engine (`make` turns a raw
+    row into an item; None: SELECT rows, made by the extension); the
+    'token' of the next page is only a marker that more may follow."""
 
     def page() -> Page:
         started = time.perf_counter()
-        rows = running.next_rows(PAGE_ROWS)
+        if make is None:
+            # SELECT rows: dicts of terms, made by the extension.
+            rows = running.next_dicts(PAGE_ROWS, _CLASSES)
+            items: Iterator = iter(rows)
+        else:
+            rows = running.next_rows(PAGE_ROWS)
+            items = map(make, rows)
         stats = PageStats(rows=0, seconds=time.perf_counter() - started)
         more = "more" if len(rows) == PAGE_ROWS else None
-        items: Iterator = map(make, rows)
         return Page(items, stats, lambda: more)
 
     first = page()
