@@ -18,7 +18,10 @@ pub fn in_words(message: &str, text: &str) -> String {
             );
         }
     }
-    let Some(list) = rest.strip_prefix("expected one of ") else {
+    let Some(list) = rest
+        .strip_prefix("expected one of ")
+        .or_else(|| rest.strip_prefix("expected "))
+    else {
         return message.to_owned();
     };
     let mut words: Vec<String> = Vec::new();
