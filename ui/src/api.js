@@ -82,13 +82,18 @@ export async function fetchPage(params, accept, { signal, parseTriples } = {}) {
 }
 
 function parseResultsJSON(text) {
+  let doc;
   try {
-    return JSON.parse(text);
+    doc = JSON.parse(text);
   } catch {
-    // The status line went out before the query failed; the server can only
-    // report the failure in a trailer, which fetch() does not expose.
+    // The status line went out before the query failed and the body broke
+    // off; the server's trailer says why, which fetch() does not expose.
     throw new Error("The result was cut short: the query failed while its results were being sent.");
   }
+  // A failure after the first rows, reported in the body: the server closes
+  // the bindings and adds {"error": {"incomplete": true, "message": …}}.
+  if (doc.error) throw new Error(`The result was cut short: ${doc.error.message || "the query failed"}`);
+  return doc;
 }
 
 /** Runs the query with explain=true: the timings and operator profile. */
