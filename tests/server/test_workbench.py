@@ -247,3 +247,34 @@ def test_status_lists_queries_and_the_operator_cancels_one(big_index):
         assert requests.post(cancel, headers=w.auth, timeout=10).status_code == 404
     finally:
         w.server.stop()
+
+
+def test_sighup_reopens_an_index_that_load_force_rebuilt(tmp_path):
+    import signal
+
+    from conftest import load
+
+    def nt(path, n):
+        path.write_text("".join(f"<http://e.org/s{i}> <http://e.org/p> \"{i}\" .\n" for i in range(n)))
+        return str(path)
+
+    def count(server):
+        rows = select(server, "SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }")
+        return int(rows[0]["n"]["value"])
+
+    index = load(tmp_path / "index", nt(tmp_path / "ten.nt", 10))
+    s = Server(index)
+    try:
+        assert count(s) == 10
+        load(index, nt(tmp_path / "twenty.nt", 20))
+        # Until told, the server serves the index it opened.
+        assert count(s) == 10
+        s.proc.send_signal(signal.SIGHUP)
+        deadline = time.time() + 20
+        while count(s) != 20:
+            assert time.time() < deadline, s.access_log()[-2000:]
+            time.sleep(0.05)
+        assert "reopened" in s.access_log()
+        assert s.proc.poll() is None
+    finally:
+        s.stop()

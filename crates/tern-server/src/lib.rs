@@ -74,7 +74,7 @@ pub async fn serve(
         )),
         // Names this process in the tokens whose state it keeps.
         owner: rand::random(),
-        store: engine.store().clone(),
+        engine: engine.clone(),
         token_ttl: config.token_ttl,
     };
     let scheduler = scheduler::Scheduler::new(config.workers, config.max_queued, config.quantum);

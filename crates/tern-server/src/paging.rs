@@ -38,8 +38,9 @@ pub struct Paging {
     pub stash: Arc<Stash>,
     /// This process, as named in the tokens whose state it holds.
     pub owner: u64,
-    /// Finds the snapshot a token names.
-    pub store: Arc<tern_index::Store>,
+    /// Finds the snapshot a token names (the engine's store, which a
+    /// reopen may replace).
+    pub engine: tern_engine::Engine,
     /// Tokens older than this are refused (410), like their stashed state.
     pub token_ttl: Duration,
 }
@@ -75,12 +76,13 @@ impl Paging {
     /// The snapshot a token names (its `index_id`: base build and update
     /// number), if this server still serves it.
     fn snapshot_of(&self, token: &ContinuationToken) -> Result<Snapshot, RequestError> {
-        if let Some(snapshot) = self.store.snapshot_named(&token.index_id) {
+        if let Some(snapshot) = self.engine.store().snapshot_named(&token.index_id) {
             return Ok(snapshot);
         }
-        let current = self.store.snapshot();
+        let store = self.engine.store();
+        let current = store.snapshot();
         let base = token.index_id.split('@').next().unwrap_or_default();
-        if !self.store.knows_base(base) {
+        if !store.knows_base(base) {
             return Err(RequestError::BadRequest(format!(
                 "the continuation token was issued for index {base} (snapshot {}); this \
                  server serves index {} (snapshot {})",
@@ -96,8 +98,8 @@ impl Paging {
              restarts); run the query again",
             token.index_id,
             current.name(),
-            self.store.options().token_ttl.as_secs(),
-            self.store.options().max_kept_snapshots
+            store.options().token_ttl.as_secs(),
+            store.options().max_kept_snapshots
         )))
     }
 
@@ -300,9 +302,9 @@ impl PageRequest {
             .request
             .snapshot
             .clone()
-            .unwrap_or_else(|| self.paging.store.snapshot());
+            .unwrap_or_else(|| self.paging.engine.snapshot());
         // Kept as long as tokens for it may come back.
-        self.paging.store.keep(&snapshot);
+        self.paging.engine.store().keep(&snapshot);
         let token = ContinuationToken {
             index_id: snapshot.name(),
             stash_owner: self.paging.owner,

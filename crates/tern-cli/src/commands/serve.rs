@@ -223,6 +223,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     // Writable only when updates are allowed: a read-only server leaves the
     // log as it is (another process may be writing it).
+    let reopen = Reopen {
+        dir: served.dir.clone(),
+        options: options.clone(),
+        writable: update_token.is_some(),
+    };
     let store = Store::open(&served.dir, update_token.is_some(), options)?;
     let timeout = (!args.timeout.is_zero()).then_some(args.timeout);
     let engine = Engine::new(
@@ -321,9 +326,62 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 let _ = tokio::signal::ctrl_c().await;
             }
         };
+        reopen.on_hangup(engine.clone());
         tern_server::serve(listener, engine, config, shutdown).await?;
         Ok(())
     })
+}
+
+/// Reopening the index on SIGHUP, for a server that serves an index
+/// `tern load --force` rebuilt: new queries read the new index, running
+/// ones finish on the old (its files stay readable while open).
+struct Reopen {
+    dir: PathBuf,
+    options: StoreOptions,
+    /// A server that takes updates owns its store's log and delta: it is
+    /// not reopened under them.
+    writable: bool,
+}
+
+impl Reopen {
+    fn on_hangup(self, engine: Engine) {
+        #[cfg(unix)]
+        tokio::spawn(async move {
+            use tokio::signal::unix::{signal, SignalKind};
+            let Ok(mut hangups) = signal(SignalKind::hangup()) else {
+                return;
+            };
+            while hangups.recv().await.is_some() {
+                if self.writable {
+                    say!(
+                        "tern serve: SIGHUP: a server that takes updates keeps its store                          (its log and delta belong to it); restart it to serve a rebuilt index"
+                    );
+                    continue;
+                }
+                let (dir, options) = (self.dir.clone(), self.options.clone());
+                let opened =
+                    tokio::task::spawn_blocking(move || Store::open(&dir, false, options)).await;
+                match opened {
+                    Ok(Ok(store)) => {
+                        let before = engine.snapshot().meta().index_id.clone();
+                        let after = store.snapshot().meta().index_id.clone();
+                        engine.replace_store(store);
+                        say!(
+                            "tern serve: reopened {} (index {before} -> {after})",
+                            self.dir.display()
+                        );
+                    }
+                    Ok(Err(e)) => say!(
+                        "tern serve: SIGHUP: cannot reopen {}: {e}; still serving the index it had",
+                        self.dir.display()
+                    ),
+                    Err(e) => say!("tern serve: SIGHUP: the reopen failed: {e}"),
+                }
+            }
+        });
+        #[cfg(not(unix))]
+        let _ = engine;
+    }
 }
 
 /// The prefixes queries may use undeclared: the well-known ones (unless

@@ -98,7 +98,8 @@ pub struct Execution {
 /// Runs SPARQL queries and updates against one store. Cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
-    store: Arc<Store>,
+    /// Shared by the clones; replaced by [`replace_store`](Self::replace_store).
+    store: Arc<std::sync::RwLock<Arc<Store>>>,
     options: EngineOptions,
     parsed: Arc<ParsedQueries>,
     memory: Arc<SharedMemory>,
@@ -107,7 +108,7 @@ pub struct Engine {
 impl Engine {
     pub fn new(store: Arc<Store>, options: EngineOptions) -> Engine {
         Engine {
-            store,
+            store: Arc::new(std::sync::RwLock::new(store)),
             memory: Arc::new(SharedMemory::new(options.server_memory_budget)),
             parsed: Arc::new(ParsedQueries::new(options.prefixes.clone())),
             options,
@@ -134,13 +135,21 @@ impl Engine {
         self.parsed.prefixes()
     }
 
-    pub fn store(&self) -> &Arc<Store> {
-        &self.store
+    /// The store queries and updates go to now.
+    pub fn store(&self) -> Arc<Store> {
+        self.store.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Makes new queries (of this engine and its clones) read `store`, for
+    /// a server that reopens its index after it was rebuilt; queries
+    /// running on the old store finish there.
+    pub fn replace_store(&self, store: Arc<Store>) {
+        *self.store.write().unwrap_or_else(|e| e.into_inner()) = store;
     }
 
     /// The data new queries read now.
     pub fn snapshot(&self) -> Snapshot {
-        self.store.snapshot()
+        self.store().snapshot()
     }
 
     /// Parses, plans and starts a query. `base_iri` resolves relative IRIs.
@@ -326,10 +335,7 @@ impl Engine {
         request: &QueryRequest,
         now: Option<oxsdatatypes::DateTime>,
     ) -> Result<Arc<QueryContext>, EngineError> {
-        let snapshot = request
-            .snapshot
-            .clone()
-            .unwrap_or_else(|| self.store.snapshot());
+        let snapshot = request.snapshot.clone().unwrap_or_else(|| self.snapshot());
         let ids = |graphs: &[NamedNode]| -> Result<Vec<Id>, EngineError> {
             let mut ids = Vec::new();
             for g in graphs {

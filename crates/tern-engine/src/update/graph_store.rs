@@ -55,7 +55,8 @@ impl Engine {
         base_iri: Option<&str>,
         replace: bool,
     ) -> Result<GraphWrite, EngineError> {
-        let mut tx = self.store().begin()?;
+        let store = self.store();
+        let mut tx = store.begin()?;
         let created = !graph_exists(&tx.snapshot(), graph)?;
         if replace {
             graph_ops::clear(&mut tx, &target(graph))?;
@@ -95,7 +96,8 @@ impl Engine {
 
     /// Removes a graph's triples; `None` when it does not exist.
     pub fn delete_graph(&self, graph: &GraphName) -> Result<Option<GraphWrite>, EngineError> {
-        let mut tx = self.store().begin()?;
+        let store = self.store();
+        let mut tx = store.begin()?;
         if let GraphName::NamedNode(_) = graph {
             if !graph_exists(&tx.snapshot(), graph)? {
                 return Ok(None);

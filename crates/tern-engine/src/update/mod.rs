@@ -78,7 +78,8 @@ impl Engine {
             })
             .collect::<Vec<_>>()
             .into_iter();
-        let mut tx = self.store().begin()?;
+        let store = self.store();
+        let mut tx = store.begin()?;
         for operation in &update.operations {
             match operation {
                 GraphUpdateOperation::InsertData { data } => graph_ops::insert_data(&mut tx, data)?,
@@ -162,7 +163,8 @@ impl Engine {
         {
             return None;
         }
-        let mut tx = match self.store().try_begin() {
+        let store = self.store();
+        let mut tx = match store.try_begin() {
             Ok(Some(tx)) => tx,
             Ok(None) => return None,
             Err(e) => return Some(Err(e.into())),
