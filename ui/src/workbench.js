@@ -188,7 +188,7 @@ export function workbench({ getPrefixes }) {
     }
   }
 
-  tabs.open("result", "Result", h("p.muted.placeholder", "Run the query (Ctrl/⌘-Enter) to see its results here."));
+  tabs.open("result", "Result", h("p.muted.empty-state", "Run the query (Ctrl/⌘-Enter) to see its results here."));
 
   return {
     el: h("section.workbench", toolbar, shareBox, editorBox, tabs.el),
