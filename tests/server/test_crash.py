@@ -61,6 +61,8 @@ class Ledger:
     # Answers other than 200 (there should be none).
     errors: list = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Set by the first acknowledgement since `writers` last started.
+    first_ack: threading.Event = field(default_factory=threading.Event)
 
     def take(self) -> int:
         with self.lock:
@@ -130,6 +132,8 @@ def writers(server: Crashable, ledger: Ledger, stop: threading.Event) -> list:
     """Starts the writing clients: each sends numbered writes until its
     connection fails (the server died) or `stop` is set."""
 
+    ledger.first_ack.clear()
+
     def run():
         session = requests.Session()
         while not stop.is_set():
@@ -144,6 +148,7 @@ def writers(server: Crashable, ledger: Ledger, stop: threading.Event) -> list:
             with ledger.lock:
                 if r.status_code == 200:
                     ledger.acked.add(i)
+                    ledger.first_ack.set()
                 else:
                     ledger.errors.append(f"write {i}: {r.status_code} {r.text}")
 
@@ -168,6 +173,10 @@ def test_acknowledged_writes_survive_sigkill(crash_index, workdir, wal_sync):
         check(server, crash_index, ledger)
         stop = threading.Event()
         threads = writers(server, ledger, stop)
+        # The kill comes at a random moment once writes are flowing: on a
+        # loaded machine the first synced write can take longer than the
+        # shortest delay, and a trial that acknowledged nothing tests nothing.
+        assert ledger.first_ack.wait(30), f"trial {trial}: no write acknowledged in 30 s"
         time.sleep(rng.uniform(0.05, 0.4))
         server.kill()
         for t in threads:
