@@ -2,10 +2,8 @@
 //! that once crashed it (`regressions/TARGET/`), without libFuzzer: the fuzz
 //! findings stay fixed in every `cargo test` run.
 
-use std::path::Path;
-
 fn replay(target: &str, run: fn(&[u8])) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = manifest_dir();
     let mut count = 0;
     for dir in ["corpus", "regressions"] {
         let Ok(entries) = std::fs::read_dir(root.join(dir).join(target)) else {
@@ -43,4 +41,13 @@ fn token() {
 #[test]
 fn request() {
     replay("request", tern_fuzz::request);
+}
+
+/// The package's folder: where `cargo test` runs this binary from, not where
+/// it was compiled (a build cache shared by clones of the repository may
+/// hold a binary compiled in another clone, since deleted).
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }

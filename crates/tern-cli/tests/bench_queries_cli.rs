@@ -26,7 +26,7 @@ fn path(p: &Path) -> &str {
 fn records_latency_rows_errors_and_sorted_dumps() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample.ttl");
+    let sample = manifest_dir().join("../../data/sample.ttl");
     let index = d.join("index");
     tern(&["load", "-q", "--index", path(&index), path(&sample)]);
     let queries = [
@@ -102,4 +102,13 @@ fn records_latency_rows_errors_and_sorted_dumps() {
     assert_eq!(broken["timeout"], false);
     assert_eq!(broken["rows"], Value::Null);
     assert!(broken["runs_ms"].as_array().unwrap().is_empty());
+}
+
+/// The package's folder: where `cargo test` runs this binary from, not where
+/// it was compiled (a build cache shared by clones of the repository may
+/// hold a binary compiled in another clone, since deleted).
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }

@@ -11,7 +11,7 @@ fn tern(args: &[&str]) -> Output {
 }
 
 fn sample_index(dir: &Path) -> String {
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/sample.ttl");
+    let sample = manifest_dir().join("../../data/sample.ttl");
     let index = dir.join("index");
     let out = tern(&[
         "load",
@@ -155,4 +155,13 @@ fn absurd_numbers_on_the_command_line_get_a_message_not_a_panic() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The package's folder: where `cargo test` runs this binary from, not where
+/// it was compiled (a build cache shared by clones of the repository may
+/// hold a binary compiled in another clone, since deleted).
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }

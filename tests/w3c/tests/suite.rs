@@ -21,12 +21,12 @@ use tern_w3c::runner::{run_suite, suites, with_quiet_panics, Outcome, RunOptions
 fn suite_root() -> PathBuf {
     match std::env::var_os("TERN_W3C_DIR") {
         Some(dir) => PathBuf::from(dir),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/w3c-sparql"),
+        None => manifest_dir().join("../../../shared/w3c-sparql"),
     }
 }
 
 fn known_failures_file() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("known-failures.txt")
+    manifest_dir().join("known-failures.txt")
 }
 
 fn env_set(name: &str) -> bool {
@@ -188,4 +188,13 @@ fn w3c_sparql_suites() {
         check.fixed.len(),
         check.stale.len()
     );
+}
+
+/// The package's folder: where `cargo test` runs this binary from, not where
+/// it was compiled (a build cache shared by clones of the repository may
+/// hold a binary compiled in another clone, since deleted).
+fn manifest_dir() -> std::path::PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into())
 }
