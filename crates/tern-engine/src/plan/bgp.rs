@@ -5,6 +5,7 @@
 
 use super::exists;
 use super::join_order::{self, JoinTree, PatternEstimate};
+use super::join_sample::{self, ScanSpec};
 use super::planner::{GraphContext, Planner};
 use crate::context::QueryContext;
 use crate::exec::{
@@ -183,12 +184,13 @@ impl Planner {
         // plan with its hash joins turned into lookups (`build_join_tree`)
         // was faster on biblio (union-limit: merge joins of sorted scans
         // stream as well).
-        let tree = if self.first_rows() == 1 {
-            join_order::pipelined(&estimates)
+        let (tree, sampled) = if self.first_rows() == 1 {
+            (join_order::pipelined(&estimates), Vec::new())
         } else {
-            join_order::order(&estimates)
+            let sampled = join_sample::sampled_joins(&self.ctx, &scans)?;
+            (join_order::order(&estimates, &sampled), sampled)
         };
-        let estimator = join_order::Estimator::new(&estimates);
+        let estimator = join_order::Estimator::new(&estimates, &sampled);
         let scope = self.scope(graph);
         let mut placed = |operator: BoxedOperator| filters.place(&self.ctx, operator, &scope);
         Ok(self.build_join_tree(&tree, &scans, &estimator, &mut placed))
@@ -430,10 +432,6 @@ impl FilterPlacement {
         self.waiting.into_iter().map(|(e, _)| e).collect()
     }
 }
-
-/// A triple pattern ready to scan: its exact row count, its variables (the
-/// output columns), and its terms, graph and range of values.
-type ScanSpec = (u64, Vec<Variable>, PatternRows);
 
 /// The pattern term for a resolved position, adding variables to `variables`.
 pub(super) fn position(resolved: &Resolved, variables: &mut Vec<Variable>) -> Option<PatternTerm> {

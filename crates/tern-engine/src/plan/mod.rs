@@ -4,7 +4,8 @@
 //! - `bgp`: basic graph patterns, resolved, estimated and joined in the
 //!   order `join_order` picks (exact row counts per pattern from the index,
 //!   distinct values per variable from the predicate statistics; dynamic
-//!   programming over join trees for small patterns, greedy beyond);
+//!   programming over join trees for small patterns, greedy beyond), with
+//!   `join_sample` measuring joins the statistics cannot see;
 //! - `group_merge`: joins of basic graph patterns (and UNIONs of them) as
 //!   one pattern, so that one join order covers them all;
 //! - `constant_filter`: `FILTER(?v = <c>)` and `IN` as constants in the
@@ -29,6 +30,7 @@ mod exists_per_row;
 mod filter;
 mod group_merge;
 mod join_order;
+mod join_sample;
 mod optional;
 mod per_graph;
 mod planner;
