@@ -8,7 +8,7 @@
 //! [`QueryContext::should_yield`]) loses nothing, and a suspended query
 //! stashes the rows pulled so far with the input's position.
 
-use super::{BoxedOperator, Operator, RowTable, TableSteps};
+use super::{BoxedOperator, FlatRows, Operator, RowTable, TableSteps};
 use crate::context::{row_vec_bytes, MemoryCharge, QueryContext};
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
@@ -17,7 +17,7 @@ use tern_index::Id;
 /// Rows pulled from an input being materialized.
 #[derive(Default)]
 pub struct Collector {
-    rows: Vec<Vec<Id>>,
+    rows: FlatRows,
     /// What the rows cost, counted until the collector is dropped: rows
     /// taken out are still held by the operator that took them.
     charge: Option<MemoryCharge>,
@@ -59,9 +59,7 @@ impl Collector {
                 return Ok(Pulled::Ended);
             };
             ctx.check()?;
-            for i in 0..batch.len {
-                self.rows.push(batch.row(i));
-            }
+            self.rows.push_batch(&batch);
             self.charge(ctx, row_vec_bytes(self.rows.len(), width))?;
             // An empty batch: the input paused for the end of the turn.
             if batch.len == 0 || ctx.should_yield() {
@@ -83,23 +81,28 @@ impl Collector {
 
     /// Replaces the rows pulled so far (with the ones of them to keep).
     pub fn replace(&mut self, rows: Vec<Vec<Id>>) {
-        self.rows = rows;
+        self.rows = FlatRows::from_vecs(rows);
+    }
+
+    /// Everything pulled, one vector per row, leaving the collector empty.
+    pub fn take(&mut self) -> Vec<Vec<Id>> {
+        self.take_flat().into_vecs()
     }
 
     /// Everything pulled, leaving the collector empty.
-    pub fn take(&mut self) -> Vec<Vec<Id>> {
+    pub fn take_flat(&mut self) -> FlatRows {
         std::mem::take(&mut self.rows)
     }
 
     /// Stashes the rows pulled so far, if any.
     pub fn save(&mut self, stash: &Stash) -> Option<u64> {
-        (!self.rows.is_empty()).then(|| stash.put(self.take()))
+        (!self.rows.is_empty()).then(|| stash.put(self.take_flat()))
     }
 
     pub fn restore(&mut self, handle: Option<u64>, stash: &Stash) -> Result<(), EngineError> {
         self.rows = match handle {
             Some(handle) => stash.take(handle)?,
-            None => Vec::new(),
+            None => FlatRows::default(),
         };
         Ok(())
     }
@@ -177,7 +180,7 @@ impl BuildSide {
             }
             let width = input.variables().len();
             self.input = None;
-            let rows = self.collector.take();
+            let rows = self.collector.take_flat();
             // The table's key index: a hash and a row number per row, and
             // as much again while it is sorted.
             let index = (rows.len() * 24) as u64;

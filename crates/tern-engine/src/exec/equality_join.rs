@@ -83,7 +83,7 @@ fn literal_rows(
     column: usize,
 ) -> Result<LiteralBuckets, EngineError> {
     let mut literals = Vec::new();
-    for (i, row) in table.rows.iter().enumerate() {
+    for (i, row) in table.iter().enumerate() {
         if ctx.is_literal(row[column])? {
             literals.push((i as u32, row[column]));
         }
@@ -144,9 +144,9 @@ impl Operator for EqualityJoin {
                     .as_ref()
                     .filter(|buckets| is_literal && !buckets.only_strings());
                 let Some(buckets) = by_value else {
-                    let candidates = table.candidates_from(&[key], at.next);
+                    let candidates = table.candidates_from(std::iter::once(key), at.next);
                     return walk_candidates(candidates, at, |candidate, _| {
-                        let right = &table.rows[candidate as usize];
+                        let right = table.row(candidate);
                         if right[build_column] == key {
                             out.push_merged(left, right, sources);
                         }
@@ -156,7 +156,7 @@ impl Operator for EqualityJoin {
                 let candidates = buckets.candidates(ctx, key)?;
                 let rest = candidates.get(at.next..).unwrap_or_default();
                 walk_candidates(rest.iter().copied(), at, |candidate, _| {
-                    let merged = Solution::merge(left, &table.rows[candidate as usize], sources);
+                    let merged = Solution::merge(left, table.row(candidate), sources);
                     if condition.is_true(&merged)? {
                         out.push_row(&merged);
                     }

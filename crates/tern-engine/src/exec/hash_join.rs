@@ -9,7 +9,6 @@ use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use std::sync::Arc;
-use tern_index::Id;
 
 pub struct HashJoin {
     ctx: Arc<QueryContext>,
@@ -70,10 +69,9 @@ impl Operator for HashJoin {
             self.variables.len(),
             EmptyBuild::EndsJoin,
             |left, table, out, at| {
-                let key: Vec<Id> = shared.iter().map(|&(l, _)| left[l]).collect();
-                let candidates = table.candidates_from(&key, at.next);
+                let candidates = table.probe_from(left, shared.iter().map(|&(l, _)| l), at.next);
                 walk_candidates(candidates, at, |candidate, _| {
-                    let right = &table.rows[candidate as usize];
+                    let right = table.row(candidate);
                     if Solution::compatible(left, right, shared) {
                         out.push_merged(left, right, sources);
                     }

@@ -104,7 +104,7 @@ impl JoinInputs {
         let Some(table) = self.build.table(ctx)? else {
             return Ok(Some(Batch::with_columns(width)));
         };
-        if empty == EmptyBuild::EndsJoin && table.rows.is_empty() {
+        if empty == EmptyBuild::EndsJoin && table.is_empty() {
             return Ok(None);
         }
         let mut out = Batch::with_columns(width);

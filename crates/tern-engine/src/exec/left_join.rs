@@ -11,7 +11,6 @@ use crate::EngineError;
 use oxrdf::Variable;
 use spargebra::algebra::Expression;
 use std::sync::Arc;
-use tern_index::Id;
 
 pub struct LeftJoin {
     ctx: Arc<QueryContext>,
@@ -84,10 +83,9 @@ impl Operator for LeftJoin {
             self.variables.len(),
             EmptyBuild::ProbeAnyway,
             |left, table, out, at| {
-                let key: Vec<Id> = shared.iter().map(|&(l, _)| left[l]).collect();
-                let candidates = table.candidates_from(&key, at.next);
+                let candidates = table.probe_from(left, shared.iter().map(|&(l, _)| l), at.next);
                 let done = walk_candidates(candidates, at, |candidate, at| {
-                    let right = &table.rows[candidate as usize];
+                    let right = table.row(candidate);
                     if !Solution::compatible(left, right, shared) {
                         return Ok(false);
                     }

@@ -77,9 +77,9 @@ impl Operator for Minus {
                 return Ok(Some(batch)); // the left side paused
             }
             let out = batch.retain_rows(|left| {
-                let key: Vec<Id> = self.shared.iter().map(|&(l, _)| left[l]).collect();
-                let removed = table.candidates(&key).into_iter().any(|c| {
-                    let right = &table.rows[c as usize];
+                let columns = self.shared.iter().map(|&(l, _)| l);
+                let removed = table.probe_from(left, columns, 0).any(|c| {
+                    let right = table.row(c);
                     let overlaps = self
                         .shared
                         .iter()

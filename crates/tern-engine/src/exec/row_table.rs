@@ -2,7 +2,8 @@
 //! side of joins, OPTIONAL and MINUS), and how such a table is built a
 //! bounded step at a time.
 
-use crate::suspend::{rows_bytes, StashSize};
+use super::FlatRows;
+use crate::suspend::StashSize;
 use tern_index::Id;
 
 /// Rows of a materialized input, indexed by their values on some columns, for
@@ -14,8 +15,12 @@ use tern_index::Id;
 /// lists allocated three times per row, and freeing those was as slow).
 /// Rows whose keys merely share a hash come out as candidates too; every
 /// caller checks the rows it gets.
+///
+/// The rows are stored one after the other in one vector: a probe goes from
+/// its hash to the row's values with one memory access less than through a
+/// vector per row, and building frees nothing per row later.
 pub struct RowTable {
-    pub rows: Vec<Vec<Id>>,
+    rows: FlatRows,
     key_columns: Vec<usize>,
     /// (hash of the key, row) of the rows whose key is bound, sorted.
     keyed: Vec<(u64, u32)>,
@@ -27,6 +32,54 @@ pub struct RowTable {
     /// Shifts a hash right to its bucket.
     shift: u32,
     unkeyed: Vec<u32>,
+    /// One bit per low bits of a hash, set for the keyed rows' hashes (8
+    /// bits per row): most probes that match nothing stop here, in a
+    /// bitset small enough for the cache, before the directory and the
+    /// entries (two memory accesses that miss the cache in large tables).
+    present: HashBits,
+}
+
+/// A set of hashes, by their low bits; it may hold hashes never added.
+#[derive(Default)]
+struct HashBits {
+    words: Vec<u64>,
+    mask: u64,
+}
+
+impl HashBits {
+    /// Room for `entries` hashes at 8 bits each (about 12% of absent
+    /// hashes found).
+    fn for_entries(entries: usize) -> HashBits {
+        let bits = (entries * 8).next_power_of_two().max(64);
+        HashBits {
+            words: vec![0; bits / 64],
+            mask: bits as u64 - 1,
+        }
+    }
+
+    fn insert(&mut self, hash: u64) {
+        let bit = hash & self.mask;
+        self.words[(bit / 64) as usize] |= 1 << (bit % 64);
+    }
+
+    fn may_contain(&self, hash: u64) -> bool {
+        let bit = hash & self.mask;
+        self.words[(bit / 64) as usize] >> (bit % 64) & 1 == 1
+    }
+}
+
+/// The rows a probe may match: those with its key's hash, those with an
+/// unbound key column, and (for a probe with an unbound key value) all.
+pub type Candidates<'a> = std::iter::Chain<
+    std::iter::Chain<
+        std::iter::Map<std::slice::Iter<'a, (u64, u32)>, fn(&(u64, u32)) -> u32>,
+        std::iter::Copied<std::slice::Iter<'a, u32>>,
+    >,
+    std::ops::Range<u32>,
+>;
+
+fn row_of(&(_, row): &(u64, u32)) -> u32 {
+    row
 }
 
 /// Rows (or buckets) one step of building a table goes through.
@@ -42,37 +95,73 @@ fn key_hash(key: impl Iterator<Item = Id>) -> u64 {
 }
 
 impl RowTable {
-    /// Indexes of rows that may be compatible with a probe whose key values
-    /// (in the order of this table's key columns) are `key`.
-    pub fn candidates(&self, key: &[Id]) -> impl Iterator<Item = u32> + '_ {
-        self.candidates_from(key, 0)
+    /// Row `i` (a candidate's number).
+    pub fn row(&self, i: u32) -> &[Id] {
+        self.rows.row(i as usize)
     }
 
-    /// [`candidates`](Self::candidates) without the first `skip` of them
-    /// (a probe row carried on from where an earlier batch stopped it).
-    pub fn candidates_from(&self, key: &[Id], skip: usize) -> impl Iterator<Item = u32> + '_ {
-        debug_assert_eq!(key.len(), self.key_columns.len());
-        let (keyed, unkeyed, all) = if key.contains(&Id::UNDEFINED) {
-            (
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The rows in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[Id]> + '_ {
+        self.rows.iter()
+    }
+
+    /// The candidates of a probe row `probe` whose key values are at
+    /// `columns` (no key vector built per probe row), without the first
+    /// `skip` of them (a probe row carried on from where an earlier batch
+    /// stopped it).
+    pub fn probe_from(
+        &self,
+        probe: &[Id],
+        columns: impl Iterator<Item = usize> + Clone,
+        skip: usize,
+    ) -> Candidates<'_> {
+        self.candidates_from(columns.map(|c| probe[c]), skip)
+    }
+
+    /// Indexes of rows that may be compatible with a probe whose key values
+    /// (in the order of this table's key columns) are `key`, without the
+    /// first `skip` of them.
+    pub fn candidates_from(
+        &self,
+        key: impl Iterator<Item = Id> + Clone,
+        skip: usize,
+    ) -> Candidates<'_> {
+        debug_assert_eq!(key.clone().count(), self.key_columns.len());
+        let hash = (!key.clone().any(|id| id == Id::UNDEFINED)).then(|| key_hash(key));
+        self.candidates_of_hash(hash, skip)
+    }
+
+    /// The candidates of a key with this hash (`None`: a key with an unbound
+    /// value, which every row may match).
+    fn candidates_of_hash(&self, hash: Option<u64>, skip: usize) -> Candidates<'_> {
+        let (keyed, unkeyed, all) = match hash {
+            None => (
                 &self.keyed[..0],
                 &self.unkeyed[..0],
                 0..self.rows.len() as u32,
-            )
-        } else {
-            let hash = key_hash(key.iter().copied());
-            let bucket = (hash >> self.shift) as usize;
-            let in_bucket =
-                &self.keyed[self.directory[bucket] as usize..self.directory[bucket + 1] as usize];
-            let start = in_bucket.partition_point(|&(h, _)| h < hash);
-            let end = start + in_bucket[start..].partition_point(|&(h, _)| h == hash);
-            (&in_bucket[start..end], &self.unkeyed[..], 0..0)
+            ),
+            Some(hash) if !self.present.may_contain(hash) => {
+                (&self.keyed[..0], &self.unkeyed[..], 0..0)
+            }
+            Some(hash) => {
+                let bucket = (hash >> self.shift) as usize;
+                let in_bucket = &self.keyed
+                    [self.directory[bucket] as usize..self.directory[bucket + 1] as usize];
+                let start = in_bucket.partition_point(|&(h, _)| h < hash);
+                let end = start + in_bucket[start..].partition_point(|&(h, _)| h == hash);
+                (&in_bucket[start..end], &self.unkeyed[..], 0..0)
+            }
         };
         let from_keyed = skip.min(keyed.len());
         let from_unkeyed = (skip - from_keyed).min(unkeyed.len());
         let from_all = (skip - from_keyed - from_unkeyed).min(all.len()) as u32;
         keyed[from_keyed..]
             .iter()
-            .map(|&(_, i)| i)
+            .map(row_of as fn(&(u64, u32)) -> u32)
             .chain(unkeyed[from_unkeyed..].iter().copied())
             .chain(all.start + from_all..all.end)
     }
@@ -86,7 +175,7 @@ impl RowTable {
 /// then sort each bucket (about one row) by the rest of the hash. Each
 /// pass goes [`STEP_ROWS`] rows or buckets per step.
 pub struct TableSteps {
-    rows: Vec<Vec<Id>>,
+    rows: FlatRows,
     key_columns: Vec<usize>,
     phase: Phase,
     /// Rows, entries or buckets done in the current phase.
@@ -96,6 +185,7 @@ pub struct TableSteps {
     keyed: Vec<(u64, u32)>,
     unkeyed: Vec<u32>,
     shift: u32,
+    present: HashBits,
     /// Per bucket: while counting, its count (at the next bucket's index);
     /// then where its entries start.
     directory: Vec<u32>,
@@ -115,13 +205,15 @@ enum Phase {
 }
 
 impl TableSteps {
-    pub fn new(rows: Vec<Vec<Id>>, key_columns: Vec<usize>) -> TableSteps {
+    pub fn new(rows: FlatRows, key_columns: Vec<usize>) -> TableSteps {
+        let present = HashBits::for_entries(rows.len());
         TableSteps {
             keyed: Vec::with_capacity(rows.len()),
             rows,
             key_columns,
             phase: Phase::Hashing,
             done: 0,
+            present,
             unkeyed: Vec::new(),
             shift: 0,
             directory: Vec::new(),
@@ -146,12 +238,14 @@ impl TableSteps {
         match self.phase {
             Phase::Hashing => {
                 for i in range.clone() {
-                    let row = &self.rows[i];
+                    let row = self.rows.row(i);
                     if self.key_columns.iter().any(|&c| row[c] == Id::UNDEFINED) {
                         self.unkeyed.push(i as u32);
                     } else {
                         let key = self.key_columns.iter().map(|&c| row[c]);
-                        self.keyed.push((key_hash(key), i as u32));
+                        let hash = key_hash(key);
+                        self.present.insert(hash);
+                        self.keyed.push((hash, i as u32));
                     }
                 }
             }
@@ -218,6 +312,7 @@ impl TableSteps {
             directory: self.directory,
             shift: self.shift,
             unkeyed: self.unkeyed,
+            present: self.present,
         }
     }
 }
@@ -225,17 +320,19 @@ impl TableSteps {
 impl StashSize for TableSteps {
     /// Rows, and the entries being sorted (twice while scattering).
     fn stash_bytes(&self) -> usize {
-        let row = self.rows.first().map_or(0, |r| r.len() * 8 + 24);
-        self.rows.len() * row
+        self.rows.stash_bytes()
             + (self.keyed.capacity() + self.scattered.capacity()) * 16
             + (self.directory.capacity() + self.next.capacity()) * 4
     }
 }
 
 impl StashSize for RowTable {
-    /// Rows, and about as much again for the key index over them.
+    /// Rows, and the key index over them.
     fn stash_bytes(&self) -> usize {
-        2 * rows_bytes(self.rows.len(), self.rows.iter())
+        self.rows.stash_bytes()
+            + self.present.words.capacity() * 8
+            + self.keyed.capacity() * 16
+            + (self.directory.capacity() + self.unkeyed.capacity()) * 4
     }
 }
 
@@ -258,7 +355,7 @@ mod tests {
                 vec![Id(i % 5000), second]
             })
             .collect();
-        let mut steps = TableSteps::new(rows.clone(), vec![0, 1]);
+        let mut steps = TableSteps::new(FlatRows::from_vecs(rows.clone()), vec![0, 1]);
         let mut count = 0;
         while !steps.built() {
             steps.step();
@@ -269,8 +366,12 @@ mod tests {
         assert_eq!(count, 4 + 3 + 3 + 4);
         let table = steps.finish();
         for probe in [[Id(7), Id(7)], [Id(4321), Id(321)], [Id(4999), Id(999)]] {
-            let mut found: Vec<u32> = table.candidates(&probe).collect();
-            found.retain(|&i| Solution::compatible(&probe, &rows[i as usize], &[(0, 0), (1, 1)]));
+            let mut found: Vec<u32> = table.candidates_from(probe.iter().copied(), 0).collect();
+            found.retain(|&i| {
+                let row = table.row(i);
+                assert_eq!(row, rows[i as usize]);
+                Solution::compatible(&probe, row, &[(0, 0), (1, 1)])
+            });
             let expected: Vec<u32> = (0..rows.len() as u32)
                 .filter(|&i| Solution::compatible(&probe, &rows[i as usize], &[(0, 0), (1, 1)]))
                 .collect();

@@ -18,6 +18,6 @@ mod state;
 mod token;
 
 pub use saved_query::SavedQuery;
-pub use stash::{rows_bytes, Stash, StashSize, StashUsage};
+pub use stash::{Stash, StashSize, StashUsage};
 pub use state::{bad_state, OperatorState};
 pub use token::{ContinuationToken, TokenError, TokenKey};
