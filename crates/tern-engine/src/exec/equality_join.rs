@@ -66,7 +66,7 @@ impl EqualityJoin {
         EqualityJoin {
             ctx,
             variables,
-            inputs: JoinInputs::new(probe, build, vec![build_column]),
+            inputs: JoinInputs::new(probe, build, vec![(probe_column, build_column)]),
             probe_column,
             build_column,
             sources,

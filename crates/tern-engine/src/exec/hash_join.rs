@@ -31,7 +31,7 @@ impl HashJoin {
         HashJoin {
             ctx,
             variables,
-            inputs: JoinInputs::new(probe, build, shared.iter().map(|&(_, r)| r).collect()),
+            inputs: JoinInputs::new(probe, build, shared.clone()),
             shared,
             sources,
         }

@@ -38,7 +38,7 @@ impl LeftJoin {
         LeftJoin {
             ctx,
             variables,
-            inputs: JoinInputs::new(left, right, shared.iter().map(|&(_, r)| r).collect()),
+            inputs: JoinInputs::new(left, right, shared.clone()),
             shared,
             sources,
             filter,
