@@ -50,6 +50,33 @@ impl Batch {
         self.columns.iter().map(|c| c[i]).collect()
     }
 
+    /// Row `i` into `row` (a buffer reused from row to row: no allocation
+    /// per row).
+    pub fn row_into(&self, i: usize, row: &mut Vec<Id>) {
+        row.clear();
+        row.extend(self.columns.iter().map(|c| c[i]));
+    }
+
+    /// The rows whose `keep` entry is true, column by column.
+    pub fn select(&self, keep: &[bool]) -> Batch {
+        debug_assert_eq!(keep.len(), self.len);
+        let columns = self
+            .columns
+            .iter()
+            .map(|column| {
+                column
+                    .iter()
+                    .zip(keep)
+                    .filter_map(|(&id, &k)| k.then_some(id))
+                    .collect()
+            })
+            .collect();
+        Batch {
+            columns,
+            len: keep.iter().filter(|&&k| k).count(),
+        }
+    }
+
     /// The rows for which `keep` says true, in order (for FILTER, DISTINCT,
     /// MINUS).
     pub fn retain_rows(
@@ -57,8 +84,9 @@ impl Batch {
         mut keep: impl FnMut(&[Id]) -> Result<bool, EngineError>,
     ) -> Result<Batch, EngineError> {
         let mut out = Batch::with_columns(self.columns.len());
+        let mut row = Vec::with_capacity(self.columns.len());
         for i in 0..self.len {
-            let row = self.row(i);
+            self.row_into(i, &mut row);
             if keep(&row)? {
                 out.push_row(&row);
             }
@@ -83,7 +111,28 @@ pub fn map_rows<T: Send>(
     batch: &Batch,
     f: impl Fn(&[Id]) -> Result<T, EngineError> + Sync + Send,
 ) -> Result<Vec<T>, EngineError> {
-    map_indexes(batch.len, |i| f(&batch.row(i)))
+    use rayon::prelude::*;
+    let width = batch.columns.len();
+    if batch.len < PARALLEL_MIN_ROWS {
+        let mut row = Vec::with_capacity(width);
+        return (0..batch.len)
+            .map(|i| {
+                batch.row_into(i, &mut row);
+                f(&row)
+            })
+            .collect();
+    }
+    (0..batch.len)
+        .into_par_iter()
+        .with_min_len(PARALLEL_MIN_ROWS / 2)
+        .map_init(
+            || Vec::with_capacity(width),
+            |row, i| {
+                batch.row_into(i, row);
+                f(row)
+            },
+        )
+        .collect()
 }
 
 /// `f` of every index below `len`, in order, on all cores when `len` is large.

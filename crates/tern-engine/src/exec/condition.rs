@@ -137,6 +137,13 @@ impl Condition {
         Condition { conjuncts, text }
     }
 
+    /// Whether every conjunct is checked on IDs (a comparison or two per
+    /// row, mostly): too cheap to hand to other cores, whose waking costs
+    /// more than the checks.
+    pub fn on_ids(&self) -> bool {
+        self.conjuncts.iter().all(|c| c.on_ids.is_some())
+    }
+
     pub fn is_true(&self, row: &[Id]) -> Result<bool, EngineError> {
         for conjunct in &self.conjuncts {
             let pass = match conjunct.on_ids.as_ref().and_then(|c| c.decide(row)) {

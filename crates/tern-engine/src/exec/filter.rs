@@ -68,9 +68,18 @@ impl Operator for Filter {
                 return Ok(None);
             };
             self.ctx.check()?;
-            let keep = super::map_rows(&batch, |row| self.condition.is_true(row))?;
-            let mut next = keep.into_iter();
-            let out = batch.retain_rows(|_| Ok(next.next().unwrap_or(false)))?;
+            let keep = if self.condition.on_ids() {
+                let mut row = Vec::with_capacity(batch.columns.len());
+                (0..batch.len)
+                    .map(|i| {
+                        batch.row_into(i, &mut row);
+                        self.condition.is_true(&row)
+                    })
+                    .collect::<Result<Vec<bool>, _>>()?
+            } else {
+                super::map_rows(&batch, |row| self.condition.is_true(row))?
+            };
+            let out = batch.select(&keep);
             // Nothing kept: go on, unless the input paused or the turn is
             // over (a selective filter over a long input must not hold the
             // worker until it finds a row).
