@@ -60,6 +60,10 @@ fn flags_of(flags: Option<&Term>) -> Option<&str> {
         .then_some(flags)
 }
 
+/// A pattern compiled with each set of flags it was asked with (`None`: it
+/// does not compile).
+type ByFlags = HashMap<String, Option<Rc<Regex>>>;
+
 thread_local! {
     /// Compiled patterns by pattern, then flags: a FILTER runs the same few
     /// patterns on every solution, and compiling is far costlier than
@@ -68,7 +72,7 @@ thread_local! {
     /// a clone of a `Regex` starts with no search caches of its own, and
     /// building them again for every row took half the time of a REGEX
     /// filter (and most of its allocations).
-    static CACHE: RefCell<HashMap<String, HashMap<String, Option<Rc<Regex>>>>> =
+    static CACHE: RefCell<HashMap<String, ByFlags>> =
         RefCell::new(HashMap::new());
 }
 
