@@ -287,6 +287,7 @@ impl Operator for IndexJoin {
         let mut row_out = vec![Id::UNDEFINED; pattern_width];
         let mut out = Batch::with_columns(width);
         let mut left_rows = 0usize;
+        let mut left = Vec::new();
         loop {
             match self.left.fill(&self.ctx)? {
                 Filled::Row => {}
@@ -300,7 +301,7 @@ impl Operator for IndexJoin {
                 }
             }
             let (batch, pos) = self.left.current();
-            let left = batch.row(pos);
+            batch.row_into(pos, &mut left);
             let key = self.bind(&left);
             let cached = self.found.get(&key).copied();
             let (first, count) = match cached {
