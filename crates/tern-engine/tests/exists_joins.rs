@@ -168,6 +168,24 @@ fn shared_variables_left_unbound_match_any_value() {
         "SELECT ?x ?e { ?x ex:age ?a OPTIONAL { ?x ex:email ?e } FILTER EXISTS { ?y ex:email ?e . ?y ex:age 50 } }",
         &[":a -", ":c c@x", ":d -"],
     );
+    // One triple pattern, looked up per row: an unbound ?e stays free.
+    let single = "SELECT ?x ?e { ?x ex:age ?a OPTIONAL { ?x ex:email ?e } FILTER EXISTS { ?y ex:email ?e } }";
+    check(&engine, single, &[":a -", ":b b@x", ":c c@x", ":d -"]);
+    let explained = plan(&engine, single);
+    assert!(
+        explained.contains("SemiJoin on ?e by lookups"),
+        "{explained}"
+    );
+    check(
+        &engine,
+        "SELECT ?x ?e { ?x ex:age ?a OPTIONAL { ?x ex:email ?e } FILTER NOT EXISTS { ?y ex:email ?e } }",
+        &[],
+    );
+    check(
+        &engine,
+        "SELECT ?x ?e { ?x ex:age ?a OPTIONAL { ?x ex:email ?e } FILTER NOT EXISTS { ?x ex:knows ?z } }",
+        &[":d -"],
+    );
     // One shared variable bound, the other not.
     check(
         &engine,

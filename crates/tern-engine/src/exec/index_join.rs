@@ -59,6 +59,8 @@ pub struct IndexJoin {
     /// Whether the lookup cache holds the whole pattern: a binding it does
     /// not have has no match.
     complete: bool,
+    /// As a filter (see [`IndexJoin::existence`]): `Some(anti)`.
+    existence: Option<bool>,
 }
 
 /// What a lookup costs against reading one row of a scan and keeping it
@@ -104,7 +106,30 @@ impl IndexJoin {
             batch_rows: BATCH_ROWS,
             pattern_rows: None,
             complete: false,
+            existence: None,
         }
+    }
+
+    /// `FILTER EXISTS { pattern }` (or `NOT EXISTS` if `anti`) over the
+    /// left rows, the pattern looked up with each row's values in place of
+    /// its variables: exactly the substitution SPARQL defines (a variable
+    /// the row leaves unbound stays free). Each row passes or not, with no
+    /// columns added. Left rows repeat their values (BSBM BI Q4: 145,684
+    /// offers and features, 7,740 distinct pairs), and the lookup cache
+    /// answers repeats; past the point where reading the pattern whole is
+    /// cheaper, it is read whole (the join that read all 604,278 product
+    /// features into a table instead took 270 ms there).
+    pub fn existence(
+        ctx: Arc<QueryContext>,
+        left: BoxedOperator,
+        pattern_variables: Vec<Variable>,
+        pattern: PatternRows,
+        anti: bool,
+    ) -> IndexJoin {
+        let mut join = IndexJoin::new(ctx, left, pattern_variables, pattern);
+        join.variables = join.left.input.variables().to_vec();
+        join.existence = Some(anti);
+        join
     }
 
     /// Whether the lookups done so far cost as much as reading the pattern
@@ -247,9 +272,14 @@ impl Operator for IndexJoin {
             self.pattern,
         )
         .describe();
+        let (name, how) = match self.existence {
+            None => ("IndexJoin", "into"),
+            Some(false) => ("SemiJoin", "by lookups of"),
+            Some(true) => ("AntiJoin", "by lookups of"),
+        };
         OperatorInfo {
-            name: "IndexJoin",
-            detail: format!("on {} into {}", super::variable_list(&shared), scan.detail),
+            name,
+            detail: format!("on {} {how} {}", super::variable_list(&shared), scan.detail),
             // Lookups, shown where scans show blocks read.
             blocks_read: Some(self.lookups.clone()),
         }
@@ -331,7 +361,12 @@ impl Operator for IndexJoin {
                     range
                 }
             };
-            while self.next_match < count {
+            if let Some(anti) = self.existence {
+                if (count > 0) != anti {
+                    out.push_row(&left);
+                }
+            }
+            while self.existence.is_none() && self.next_match < count {
                 let r = first + self.next_match;
                 let right = &self.found_rows[r * pattern_width..(r + 1) * pattern_width];
                 out.push_merged(&left, right, &self.sources);
@@ -343,6 +378,9 @@ impl Operator for IndexJoin {
             self.left.advance(1);
             self.next_match = 0;
             left_rows += 1;
+            if out.len >= self.batch_rows {
+                return self.hand_out(out, width);
+            }
             if left_rows.is_multiple_of(LEFT_ROWS_PER_BATCH) {
                 self.ctx.check()?;
                 if out.len > 0 || self.ctx.stop_turn(out.len) {

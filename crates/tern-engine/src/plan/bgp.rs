@@ -136,40 +136,16 @@ impl Planner {
         let mut seen_variables: FxHashSet<Variable> = FxHashSet::default();
         let mut missing = false;
         for pattern in patterns {
-            let predicate = match &pattern.predicate {
-                NamedNodePattern::NamedNode(n) => self.resolve_constant(&n.clone().into())?,
-                NamedNodePattern::Variable(v) => match self.bound_value(v) {
-                    Some(id) => Resolved::Constant(id),
-                    None => Resolved::Variable(v.clone()),
-                },
-            };
-            let resolved = [
-                self.resolve_term(&pattern.subject)?,
-                predicate,
-                self.resolve_term(&pattern.object)?,
-            ];
-            let mut variables = Vec::new();
-            let mut terms = [PatternTerm::Constant(Id::UNDEFINED); 3];
-            for (i, r) in resolved.iter().enumerate() {
-                match position(r, &mut variables) {
-                    Some(t) => terms[i] = t,
-                    None => missing = true,
-                }
-            }
-            let scope = scope_of(graph, &mut variables);
+            let (variables, scan) = self.resolve_pattern(pattern, graph, ranges)?;
             for v in &variables {
                 if seen_variables.insert(v.clone()) {
                     all_variables.push(v.clone());
                 }
             }
-            match scope {
-                None => missing = true,
-                Some(scope) if !missing => {
-                    let pattern = self.narrowed(terms, scope, &variables, ranges)?;
-                    let estimate = Scan::estimate(&self.ctx, &pattern)?;
-                    scans.push((estimate, variables, pattern));
-                }
+            match scan {
+                Some(scan) if !missing => scans.push(scan),
                 Some(_) => {}
+                None => missing = true,
             }
         }
         if missing {
@@ -194,6 +170,45 @@ impl Planner {
         let scope = self.scope(graph);
         let mut placed = |operator: BoxedOperator| filters.place(&self.ctx, operator, &scope);
         Ok(self.build_join_tree(&tree, &scans, &estimator, &mut placed))
+    }
+
+    /// One triple pattern resolved against the index and estimated: its
+    /// variables (output columns) and, unless one of its constants is not in
+    /// the index (then it matches nothing), how to scan it.
+    pub(super) fn resolve_pattern(
+        &self,
+        pattern: &TriplePattern,
+        graph: &GraphContext,
+        ranges: &[(Variable, ScanRange)],
+    ) -> Result<(Vec<Variable>, Option<ScanSpec>), EngineError> {
+        let predicate = match &pattern.predicate {
+            NamedNodePattern::NamedNode(n) => self.resolve_constant(&n.clone().into())?,
+            NamedNodePattern::Variable(v) => match self.bound_value(v) {
+                Some(id) => Resolved::Constant(id),
+                None => Resolved::Variable(v.clone()),
+            },
+        };
+        let resolved = [
+            self.resolve_term(&pattern.subject)?,
+            predicate,
+            self.resolve_term(&pattern.object)?,
+        ];
+        let mut variables = Vec::new();
+        let mut terms = [PatternTerm::Constant(Id::UNDEFINED); 3];
+        let mut missing = false;
+        for (i, r) in resolved.iter().enumerate() {
+            match position(r, &mut variables) {
+                Some(t) => terms[i] = t,
+                None => missing = true,
+            }
+        }
+        let scope = scope_of(graph, &mut variables);
+        let Some(scope) = scope.filter(|_| !missing) else {
+            return Ok((variables, None));
+        };
+        let rows = self.narrowed(terms, scope, &variables, ranges)?;
+        let estimate = Scan::estimate(&self.ctx, &rows)?;
+        Ok((variables.clone(), Some((estimate, variables, rows))))
     }
 
     /// The pattern, narrowed to a range of its object's values if `ranges`

@@ -4,9 +4,9 @@
 use super::exists;
 use super::optional::per_row_is_cheaper;
 use super::planner::{GraphContext, Planner};
-use crate::exec::{BoxedOperator, Filter, Measured, SemiJoin};
+use crate::exec::{BoxedOperator, Filter, IndexJoin, Measured, SemiJoin, Values};
 use crate::EngineError;
-use spargebra::algebra::Expression;
+use spargebra::algebra::{Expression, GraphPattern};
 
 impl Planner {
     /// FILTER: conjuncts that are (NOT) EXISTS of a suitable pattern become
@@ -20,11 +20,25 @@ impl Planner {
     ) -> Result<BoxedOperator, EngineError> {
         let mut rest = Vec::new();
         let mut joins = Vec::new();
+        let mut lookups = Vec::new();
         for conjunct in exists::conjuncts(expression) {
             let Some(spec) = exists::as_semi_join(&conjunct, input.variables()) else {
                 rest.push(conjunct);
                 continue;
             };
+            // One triple pattern sharing a variable with the rows: looked up
+            // per row (see `IndexJoin::existence`, which turns to reading it
+            // whole when that is cheaper). Sharing none, it is evaluated
+            // once by the semi join.
+            if let (None, GraphPattern::Bgp { patterns }) = (&spec.residual, &spec.pattern) {
+                if let [pattern] = patterns.as_slice() {
+                    let (variables, scan) = self.resolve_pattern(pattern, graph, &[])?;
+                    if variables.iter().any(|v| input.variables().contains(v)) {
+                        lookups.push((spec.anti, scan));
+                        continue;
+                    }
+                }
+            }
             let pattern = self.plan(&spec.pattern, graph)?;
             // A few rows are cheaper checked one by one (the pattern
             // planned with each row's values) than against the pattern
@@ -35,7 +49,7 @@ impl Planner {
                 joins.push((spec, pattern));
             }
         }
-        if joins.is_empty() {
+        if joins.is_empty() && lookups.is_empty() {
             return Ok(Box::new(Filter::new(
                 self.ctx.clone(),
                 input,
@@ -55,7 +69,26 @@ impl Planner {
                 None,
             ));
         }
-        let last = joins.len() - 1;
+        for (anti, scan) in lookups {
+            operator = match scan {
+                Some((_, variables, pattern)) => Box::new(Measured::new(
+                    Box::new(IndexJoin::existence(
+                        self.ctx.clone(),
+                        operator,
+                        variables,
+                        pattern,
+                        anti,
+                    )),
+                    None,
+                )),
+                // A constant the index does not hold: no row has a match.
+                None if anti => operator,
+                None => Box::new(Values::empty(operator.variables().to_vec())),
+            };
+        }
+        let Some(last) = joins.len().checked_sub(1) else {
+            return Ok(operator);
+        };
         for (i, (spec, pattern)) in joins.into_iter().enumerate() {
             let join: BoxedOperator = Box::new(SemiJoin::new(
                 self.ctx.clone(),
