@@ -33,7 +33,7 @@ const SMALL_MAX: u64 = 16_384;
 /// between patterns of similar size a wrong containment guess costs little.
 const SIZE_RATIO: u64 = 4;
 /// Values drawn from the smaller pattern, each counted in the larger.
-const SAMPLE: usize = 24;
+const SAMPLE: usize = 32;
 /// Most pairs sampled in one group of patterns (a bound on planning time:
 /// each pair reads up to `SMALL_MAX` rows and counts `SAMPLE` prefixes).
 const MAX_PAIRS: usize = 8;
@@ -81,13 +81,16 @@ pub(super) fn sampled_joins(
         if values.is_empty() {
             continue;
         }
-        let Some(matches) = count_matches(ctx, &scans[large], &variable, values)? else {
+        let Some((matches, hits)) = count_matches(ctx, &scans[large], &variable, values)? else {
             continue;
         };
         sampled.push(SampledJoin {
             small,
             large,
+            variable,
             rows: rows as f64 * matches as f64 / values.len() as f64,
+            hits,
+            samples: values.len(),
         });
     }
     Ok(sampled)
@@ -135,24 +138,27 @@ fn draw(ctx: &QueryContext, spec: &ScanSpec, variable: &Variable) -> Result<Vec<
 }
 
 /// Rows of the larger pattern summed over `values` of `variable`, each
-/// counted from the index with the value bound; `None` if the variable is
-/// not a triple position there (a graph variable).
+/// counted from the index with the value bound, and how many values had
+/// any; `None` if the variable is not a triple position there (a graph
+/// variable).
 fn count_matches(
     ctx: &QueryContext,
     spec: &ScanSpec,
     variable: &Variable,
     values: &[Id],
-) -> Result<Option<u64>, EngineError> {
+) -> Result<Option<(u64, usize)>, EngineError> {
     let Some(position) = position_of(spec, variable) else {
         return Ok(None);
     };
     let pattern = &spec.2;
-    let mut total = 0;
+    let (mut total, mut hits) = (0, 0);
     for &value in values {
         let mut terms = pattern.terms;
         terms[position] = PatternTerm::Constant(value);
         let bound = PatternRows::ranged(terms, pattern.graph, pattern.range_on);
-        total += Scan::estimate(ctx, &bound)?;
+        let count = Scan::estimate(ctx, &bound)?;
+        total += count;
+        hits += usize::from(count > 0);
     }
-    Ok(Some(total))
+    Ok(Some((total, hits)))
 }
