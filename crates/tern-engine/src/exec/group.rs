@@ -277,6 +277,31 @@ impl Group {
     }
 
     /// Adds one batch's rows to the groups.
+    /// Adds one row to a group's accumulators.
+    fn accumulate(
+        &self,
+        row: &[Id],
+        accumulators: &mut [Accumulator],
+        held: &mut usize,
+    ) -> Result<(), EngineError> {
+        for ((_, input), acc) in self.aggregates.iter().zip(accumulators.iter_mut()) {
+            let before = acc.held_bytes();
+            match input {
+                AggregateInput::Row => {
+                    let terms = self.ctx.terms(row)?;
+                    acc.add_row(&terms);
+                }
+                AggregateInput::EveryRow => acc.count_one(true),
+                AggregateInput::Bound(column) => {
+                    acc.count_one(column.is_some_and(|c| row[c] != Id::UNDEFINED))
+                }
+                AggregateInput::Expression(e) => acc.add(e.evaluate(row)?),
+            }
+            *held = (*held + acc.held_bytes()).saturating_sub(before);
+        }
+        Ok(())
+    }
+
     fn add_batch(
         &self,
         batch: &Batch,
@@ -293,25 +318,15 @@ impl Group {
             for (slot, column) in key.iter_mut().zip(&self.key_columns) {
                 *slot = column.map_or(Id::UNDEFINED, |c| row[c]);
             }
-            if !groups.contains_key(key.as_slice()) {
-                groups.insert(key.clone(), self.accumulators());
-                order.push(key.clone());
-            }
-            let accumulators = groups.get_mut(key.as_slice()).expect("inserted above");
-            for ((_, input), acc) in self.aggregates.iter().zip(accumulators.iter_mut()) {
-                let before = acc.held_bytes();
-                match input {
-                    AggregateInput::Row => {
-                        let terms = self.ctx.terms(&row)?;
-                        acc.add_row(&terms);
-                    }
-                    AggregateInput::EveryRow => acc.count_one(true),
-                    AggregateInput::Bound(column) => {
-                        acc.count_one(column.is_some_and(|c| row[c] != Id::UNDEFINED))
-                    }
-                    AggregateInput::Expression(e) => acc.add(e.evaluate(&row)?),
+            // One lookup for a group seen before (most rows).
+            match groups.get_mut(key.as_slice()) {
+                Some(accumulators) => self.accumulate(&row, accumulators, held)?,
+                None => {
+                    let mut accumulators = self.accumulators();
+                    self.accumulate(&row, &mut accumulators, held)?;
+                    groups.insert(key.clone(), accumulators);
+                    order.push(key.clone());
                 }
-                *held = (*held + acc.held_bytes()).saturating_sub(before);
             }
             if i % 1024 == 1023 {
                 self.charge(groups.len(), *held)?;

@@ -66,7 +66,7 @@ pub fn walk_candidates(
 }
 
 /// How many probe rows ahead the table's entries for a row are fetched into
-/// the cache (its directory bucket twice as far ahead).
+/// the cache.
 const PREFETCH_AHEAD: usize = 8;
 
 impl JoinInputs {
@@ -82,16 +82,13 @@ impl JoinInputs {
         }
     }
 
-    /// Asks the cache for what probing the rows a little ahead of `pos`
-    /// will read: in a table larger than the cache each probe waits on two
-    /// memory reads (the bucket, then its entries), and fetching them in
-    /// advance overlaps those waits (the BSBM 10M BI joins of 100K reviews
-    /// spent most of their time in them).
+    /// Asks the cache for what probing the row a little ahead of `pos`
+    /// will read: in a table larger than the cache each probe waits on
+    /// memory reads (the bucket, then its entries), and fetching the
+    /// entries in advance overlaps those waits (the BSBM 10M BI joins of
+    /// 100K reviews spent most of their time in them).
     fn prefetch(probe_key: &[usize], table: &RowTable, batch: &Batch, pos: usize) {
         let key_at = |at: usize| probe_key.iter().map(move |&c| batch.columns[c][at]);
-        if pos + 2 * PREFETCH_AHEAD < batch.len {
-            table.prefetch_bucket(key_at(pos + 2 * PREFETCH_AHEAD));
-        }
         if pos + PREFETCH_AHEAD < batch.len {
             table.prefetch_entries(key_at(pos + PREFETCH_AHEAD));
         }

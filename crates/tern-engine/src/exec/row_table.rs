@@ -158,15 +158,9 @@ impl RowTable {
         self.present.may_contain(hash).then_some(hash)
     }
 
-    /// Starts fetching the directory bucket of a probe key into the cache.
-    pub fn prefetch_bucket(&self, key: impl Iterator<Item = Id> + Clone) {
-        if let Some(hash) = self.present_hash(key) {
-            prefetch(&self.directory[(hash >> self.shift) as usize]);
-        }
-    }
-
     /// Starts fetching the first entry of a probe key's bucket into the
-    /// cache (reading the bucket, fetched earlier).
+    /// cache (the bucket itself is read now: fetching it earlier still, as
+    /// a separate step, cost more in hashing than it saved).
     pub fn prefetch_entries(&self, key: impl Iterator<Item = Id> + Clone) {
         if let Some(hash) = self.present_hash(key) {
             let start = self.directory[(hash >> self.shift) as usize] as usize;
@@ -421,8 +415,7 @@ mod tests {
         let table = steps.finish();
         assert!(table.is_large());
         for probe in [[Id(7), Id(7)], [Id(4321), Id(321)], [Id(4999), Id(999)]] {
-            // Hints only: they change nothing found.
-            table.prefetch_bucket(probe.iter().copied());
+            // A hint only: it changes nothing found.
             table.prefetch_entries(probe.iter().copied());
             let mut found: Vec<u32> = table.candidates_from(probe.iter().copied(), 0).collect();
             found.retain(|&i| {
