@@ -216,6 +216,7 @@ def test_status_lists_queries_and_the_operator_cancels_one(big_index):
             try:
                 r = requests.post(w.url, data={"query": SILENT}, timeout=120)
                 outcome["status"] = r.status_code
+                outcome["text"] = r.text
             except requests.RequestException as e:
                 outcome["error"] = type(e).__name__
             outcome["seconds"] = time.time() - started
@@ -238,8 +239,13 @@ def test_status_lists_queries_and_the_operator_cancels_one(big_index):
         assert r.status_code == 200 and r.json() == {"cancelled": query["id"]}
         client.join(60)
         assert not client.is_alive()
-        # It ended long before it would have (it runs for many seconds).
+        # It ended long before it would have (it runs for many seconds), and
+        # its client was told why.
         assert outcome["seconds"] < 30, outcome
+        assert outcome["status"] == 503 and "cancelled" in outcome["text"], outcome
+        metrics = w.server.metrics()
+        assert metrics['tern_queries_total{outcome="cancelled"}'] == 1, metrics
+        assert metrics['tern_queries_total{outcome="error"}'] == 0, metrics
         deadline = time.time() + 10
         while requests.get(w.base + "/status", timeout=10).json()["queries"]["in_server"]:
             assert time.time() < deadline, "the cancelled query stayed listed"

@@ -27,6 +27,11 @@ pub enum RequestError {
     /// A continuation token whose state expired or lives elsewhere.
     #[error("{0}")]
     Gone(String),
+    /// The query was cancelled while its client still waited: by the
+    /// operator (`POST /queries/ID/cancel`). (A client that went away
+    /// cancels its query too, and reads no answer.)
+    #[error("{0}")]
+    Cancelled(String),
     #[error("{0}")]
     Timeout(String),
     #[error("{0}")]
@@ -60,6 +65,7 @@ impl RequestError {
             RequestError::Busy(_) => StatusCode::SERVICE_UNAVAILABLE,
             RequestError::NotImplemented(_) => StatusCode::NOT_IMPLEMENTED,
             RequestError::Gone(_) => StatusCode::GONE,
+            RequestError::Cancelled(_) => StatusCode::SERVICE_UNAVAILABLE,
             RequestError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
             RequestError::ResourceLimit(_) => StatusCode::INSUFFICIENT_STORAGE,
             RequestError::SlowClient(_) => StatusCode::REQUEST_TIMEOUT,
@@ -78,6 +84,7 @@ impl RequestError {
             RequestError::Timeout(_) => "timeout",
             RequestError::ResourceLimit(_) => "memory",
             RequestError::Internal(_) => "error",
+            RequestError::Cancelled(_) => "cancelled",
             _ => "client_error",
         }
     }
@@ -96,8 +103,10 @@ impl From<EngineError> for RequestError {
             EngineError::StateGone => RequestError::Gone(format!(
                 "{e}: it is kept for a limited time and memory; run the query again"
             )),
-            // Nobody is left to read a cancelled query's answer.
-            EngineError::Cancelled => RequestError::BadRequest(e.to_string()),
+            EngineError::Cancelled => RequestError::Cancelled(
+                "the query was cancelled: by the server's operator, or because its client went away"
+                    .into(),
+            ),
             EngineError::Update(msg) => RequestError::BadRequest(msg),
             EngineError::Forbidden(msg) => RequestError::Forbidden(msg),
             EngineError::Index(tern_index::IndexError::ReadOnly) => {

@@ -506,7 +506,7 @@ impl Producing {
                             Polled::Pending => return self.pause(false),
                             Polled::Ready(Ok(batch)) => *pending = Some((batch, 0)),
                             Polled::Ready(Err(e)) => {
-                                let error = engine_error(e)?;
+                                let error = RequestError::from(e);
                                 return self.fail(error);
                             }
                         }
@@ -558,7 +558,7 @@ impl Producing {
                             }
                             self.fault()
                         }
-                        Err(e) => Some(engine_error(e)?),
+                        Err(e) => Some(RequestError::from(e)),
                     }
                 }
                 Results::Graph { triples, writer } => match triples.next_in_turn(until) {
@@ -574,7 +574,7 @@ impl Producing {
                         }
                         Err(e) => Some(RequestError::NotAcceptable(e.to_string())),
                     },
-                    Polled::Ready(Err(e)) => Some(engine_error(e)?),
+                    Polled::Ready(Err(e)) => Some(RequestError::from(e)),
                 },
                 Results::Written => return Ok(Step::Done),
             };
@@ -646,7 +646,7 @@ impl Producing {
                 if let Err(e) =
                     write_rows(writer.as_mut(), &batch, at..batch.len(), &mut self.sink.buf)
                 {
-                    return self.fail(engine_error(e)?);
+                    return self.fail(RequestError::from(e));
                 }
                 self.ending.rows += (batch.len() - at) as u64;
             }
@@ -675,7 +675,7 @@ impl Producing {
         };
         let (saved, parked, leftover) = match suspended {
             Ok(suspended) => suspended,
-            Err(e) => return self.fail(engine_error(e)?),
+            Err(e) => return self.fail(RequestError::from(e)),
         };
         let token = page.seal(&saved, parked, self.ending.rows + leftover.len() as u64);
         page.record_suspend(started.elapsed());
@@ -729,19 +729,11 @@ impl Leftover {
     }
 }
 
-/// A cancelled query has nobody to report to.
 /// Whether a step that took the rows written from `before` to `rows` should
 /// look at how long rows have waited: for each of the first 4096 rows, then
 /// whenever the count passes a multiple of 256.
 fn clock_due(before: u64, rows: u64) -> bool {
     rows <= 4096 || before / 256 != rows / 256
-}
-
-fn engine_error(e: EngineError) -> Result<RequestError, Stop> {
-    match e {
-        EngineError::Cancelled => Err(Stop::Gone),
-        other => Ok(other.into()),
-    }
 }
 
 fn not_acceptable(head: oneshot::Sender<Result<Head, RequestError>>, what: &str) {
