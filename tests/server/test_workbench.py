@@ -201,6 +201,47 @@ def test_settings_from_a_file_and_the_environment(tmp_path, sample_index):
     assert r.returncode == 2 and "--port" in r.stderr and "tern.toml" in r.stderr
 
 
+def test_a_query_cancelled_after_its_first_rows_ends_with_the_reason_in_band(big_index):
+    """Cancelled by the operator while its rows stream: the body ends with
+    the in-band error and the trailer says why (it was cut off before)."""
+    import json
+    import threading
+
+    import rawhttp
+    from test_streaming import ENDLESS
+    from writes import Writable
+
+    w = Writable(big_index)
+    try:
+        answer = {}
+
+        def run():
+            answer["r"] = rawhttp.get(
+                w.server.host, w.server.port, "/sparql", {"query": ENDLESS},
+                {"Accept": "application/sparql-results+json", "TE": "trailers"}, timeout=120,
+            )
+
+        client = threading.Thread(target=run)
+        client.start()
+        deadline = time.time() + 30
+        listed = []
+        while not listed:
+            assert time.time() < deadline, "the query never showed on /status"
+            listed = requests.get(w.base + "/status", timeout=10).json()["queries"]["in_server"]
+            time.sleep(0.05)
+        time.sleep(0.3)  # rows are flowing
+        r = requests.post(f"{w.base}/queries/{listed[0]['id']}/cancel", headers=w.auth, timeout=10)
+        assert r.status_code == 200, r.text
+        client.join(60)
+        r = answer["r"]
+        assert r.status == 200 and r.complete
+        assert "cancelled" in r.trailers["tern-error"], r.trailers
+        assert json.loads(r.body)["error"]["incomplete"] is True
+        assert w.server.metrics()['tern_queries_total{outcome="cancelled"}'] == 1
+    finally:
+        w.server.stop()
+
+
 def test_status_lists_queries_and_the_operator_cancels_one(big_index):
     import threading
 
