@@ -102,6 +102,8 @@ fn every_operator_stops_at_its_deadline() {
         let started = Instant::now();
         let result = drain(&engine, query, &request);
         let over = started.elapsed().saturating_sub(DEADLINE);
+        // The figure itself, for `cargo test --release -- --nocapture`.
+        eprintln!("deadline: {name}: stopped {over:?} after it");
         if !matches!(result, Err(EngineError::Timeout(_))) || over > GRACE {
             late.push((*name, over, format!("{result:?}")));
         }
@@ -129,6 +131,7 @@ fn every_operator_stops_when_cancelled() {
         let ended = Instant::now();
         let cancelled_at = canceller.join().unwrap();
         let over = ended.saturating_duration_since(cancelled_at);
+        eprintln!("cancel: {name}: stopped {over:?} after it");
         if !matches!(result, Err(EngineError::Cancelled)) || over > GRACE {
             late.push((*name, over, format!("{result:?}")));
         }
