@@ -288,10 +288,17 @@ def test_memory_is_given_back_when_the_server_is_idle(big_index):
                 peak = max(peak, rss_mb(s))
                 time.sleep(0.02)
             assert all(f.result().status_code == 200 for f in futures)
-        time.sleep(1.0)
+        assert peak > before + 40, (before, peak)
+        # Finished queries' operators are dropped on a background thread
+        # (run/retire.rs), which on a loaded machine takes longer than a
+        # second: wait for the memory to come back, up to a bound.
+        limit = before * 1.2 + 10
+        deadline = time.monotonic() + 20
         after = rss_mb(s)
-        assert peak > before + 40, (before, peak, after)
-        assert after <= before * 1.2 + 10, (before, peak, after)
+        while after > limit and time.monotonic() < deadline:
+            time.sleep(0.2)
+            after = rss_mb(s)
+        assert after <= limit, (before, peak, after)
     finally:
         s.stop()
 
