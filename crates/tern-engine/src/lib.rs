@@ -8,6 +8,8 @@
 //!   transaction (WHERE clauses evaluated by `run`);
 //! - `run`: starting queries ([`Engine`]), their result streams, CONSTRUCT
 //!   and DESCRIBE, suspending and resuming whole queries;
+//! - `infer`: inference at query time (the schema compiled per snapshot,
+//!   triple patterns rewritten into what entails them);
 //! - `plan`: algebra → operator tree (join order, cardinality, FILTER,
 //!   EXISTS, OPTIONAL and GRAPH handling);
 //! - `exec`: the physical operators, one per file, and their runtime
@@ -24,6 +26,7 @@ mod context;
 mod error;
 mod exec;
 mod expr;
+mod infer;
 mod plan;
 mod run;
 mod suspend;
@@ -33,6 +36,7 @@ mod update;
 pub use context::CancelFlag; // stops a running query from another thread
 pub use error::EngineError; // every failure of the engine
 pub use exec::{PlanProfile, Profile}; // runtime information per operator (EXPLAIN)
+pub use infer::{Inference, InferenceMode, SameAsAnswers}; // query-time inference settings
 pub use plan::OptionalJoins; // how OPTIONAL is evaluated (an engine option)
 pub use run::init_thread_pool; // sizes rayon's threads for queries
 pub use run::Engine; // parses, plans, starts and resumes queries

@@ -155,6 +155,8 @@ fn through_token(
         base_iri: None,
         default_graphs: None,
         named_graphs: None,
+        inference: None,
+        same_as: None,
         rows_so_far: rows_so_far as u64,
         saved,
     };

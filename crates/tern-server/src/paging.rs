@@ -122,9 +122,21 @@ impl Paging {
             base_iri: token.base_iri.clone(),
             default_graphs: graphs(&token.default_graphs)?,
             named_graphs: graphs(&token.named_graphs)?,
+            inference: parsed(&token.inference)?,
+            same_as: parsed(&token.same_as)?,
             ..QueryRequest::default()
         })
     }
+}
+
+/// A setting a token carries, parsed again.
+fn parsed<T: std::str::FromStr<Err = String>>(
+    value: &Option<String>,
+) -> Result<Option<T>, RequestError> {
+    value
+        .as_deref()
+        .map(|v| v.parse().map_err(RequestError::BadRequest))
+        .transpose()
 }
 
 /// Parses a quantum: `50ms`, `2s`, `500us`, or a bare number of milliseconds.
@@ -315,6 +327,8 @@ impl PageRequest {
             base_iri: self.request.base_iri.clone(),
             default_graphs: strings(&self.request.default_graphs),
             named_graphs: strings(&self.request.named_graphs),
+            inference: self.request.inference.map(|m| m.name().to_owned()),
+            same_as: self.request.same_as.map(|m| m.name().to_owned()),
             rows_so_far: self.stats.rows_before + rows_in_page,
             saved: saved.clone(),
         }

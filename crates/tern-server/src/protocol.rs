@@ -43,6 +43,10 @@ pub struct QueryParams {
     /// `using-graph-uri` and `using-named-graph-uri` of an update.
     pub using_graphs: Vec<NamedNode>,
     pub using_named_graphs: Vec<NamedNode>,
+    /// `inference=none|rdfs|owl-rl`: the entailment regime of this query.
+    pub inference: Option<tern_engine::Inference>,
+    /// `sameas=all|canonical`: how owl:sameAs synonyms are answered.
+    pub same_as: Option<tern_engine::SameAsAnswers>,
 }
 
 /// The name/value pairs of a query string or form body, percent-decoded.
@@ -118,6 +122,10 @@ fn add_pairs(params: &mut QueryParams, encoded: &[u8]) -> Result<(), RequestErro
                     })?;
                 params.timeout = Some(Duration::from_secs_f64(secs));
             }
+            "inference" => {
+                params.inference = Some(value.parse().map_err(RequestError::BadRequest)?)
+            }
+            "sameas" => params.same_as = Some(value.parse().map_err(RequestError::BadRequest)?),
             "quantum" => params.quantum = Some(value),
             "page-rows" => {
                 params.page_rows = Some(

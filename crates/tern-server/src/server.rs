@@ -353,6 +353,8 @@ pub(crate) async fn run_query(
         default_graph_only: params.default_graph_only,
         // Fixed now, so a page's token names the data the query reads.
         snapshot: Some(params.snapshot.unwrap_or_else(|| state.engine.snapshot())),
+        inference: params.inference,
+        same_as: params.same_as,
     };
     let fault_after = params.fault_after.filter(|_| state.config.fault_injection);
     let page = page.filter(|_| !params.explain).map(|(quantum, resume)| {

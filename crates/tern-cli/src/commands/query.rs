@@ -33,6 +33,15 @@ pub struct QueryArgs {
     /// vocabulary from disk).
     #[arg(long, default_value_t = 0, requires = "explain")]
     warm: u32,
+    /// Entailment regime: none, rdfs or owl-rl (see docs/inference.md).
+    #[arg(long, value_name = "MODE")]
+    inference: Option<tern_engine::Inference>,
+    /// How owl:sameAs synonyms are answered under owl-rl: all or canonical.
+    #[arg(long, value_name = "MODE")]
+    sameas: Option<tern_engine::SameAsAnswers>,
+    /// Read the inference schema from this named graph only.
+    #[arg(long, value_name = "IRI")]
+    schema_graph: Option<String>,
     /// Read the query from a file.
     #[arg(long, conflicts_with = "query")]
     file: Option<PathBuf>,
@@ -54,6 +63,16 @@ pub fn run(args: QueryArgs) -> Result<()> {
         EngineOptions {
             timeout: args.timeout,
             memory_budget: args.memory,
+            inference: tern_engine::InferenceMode {
+                regime: args.inference.unwrap_or_default(),
+                same_as: args.sameas.unwrap_or_default(),
+            },
+            schema_graph: args
+                .schema_graph
+                .as_deref()
+                .map(oxrdf::NamedNode::new)
+                .transpose()
+                .context("--schema-graph")?,
             ..EngineOptions::default()
         },
     );

@@ -45,6 +45,19 @@ pub struct ServeArgs {
     /// ui/dist).
     #[arg(long, value_name = "DIR")]
     ui_dir: Option<PathBuf>,
+    /// Default entailment regime of queries: none, rdfs or owl-rl (see
+    /// docs/inference.md); a request's `inference` parameter or a query's
+    /// `FROM <urn:tern:inference:MODE>` chooses another.
+    #[arg(long, default_value = "none", value_name = "MODE")]
+    inference: tern_engine::Inference,
+    /// How owl:sameAs synonyms are answered under owl-rl: all (every
+    /// synonym) or canonical (one member per class).
+    #[arg(long, default_value = "all", value_name = "MODE")]
+    sameas: tern_engine::SameAsAnswers,
+    /// Read the inference schema (class and property axioms) from this
+    /// named graph only (default: from every graph).
+    #[arg(long, value_name = "IRI", value_parser = parse_graph_iri)]
+    schema_graph: Option<oxrdf::NamedNode>,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     bind: IpAddr,
@@ -240,6 +253,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
             // Half of RAM (default_memory() is 40% of it) for all queries.
             server_memory_budget: Some(args.server_memory.unwrap_or(default_memory() / 4 * 5)),
             prefixes,
+            inference: tern_engine::InferenceMode {
+                regime: args.inference,
+                same_as: args.sameas,
+            },
+            schema_graph: args.schema_graph.clone(),
             ..EngineOptions::default()
         },
     );
@@ -382,6 +400,11 @@ impl Reopen {
         #[cfg(not(unix))]
         let _ = engine;
     }
+}
+
+/// An absolute IRI given on the command line.
+fn parse_graph_iri(text: &str) -> std::result::Result<oxrdf::NamedNode, String> {
+    oxrdf::NamedNode::new(text).map_err(|e| format!("not an absolute IRI: {e}"))
 }
 
 /// The prefixes queries may use undeclared: the well-known ones (unless

@@ -7,6 +7,9 @@ use super::triple_stream::{TripleSource, TripleStream};
 use super::{construct, describe, QueryOutcome};
 use crate::context::{CancelFlag, GraphSet, Limits, QueryContext, SharedMemory};
 use crate::exec::Profile;
+use crate::infer::{
+    rewrite, take_markers, Inference, InferenceMode, SameAsAnswers, SchemaCache, MARKER_NAMESPACE,
+};
 use crate::plan::{GraphContext, OptionalJoins, Planner};
 use crate::suspend::{bad_state, SavedQuery, Stash};
 use crate::EngineError;
@@ -38,6 +41,12 @@ pub struct EngineOptions {
     /// (`rdf:`, `xsd:`, …, as the server was told); a query's own `PREFIX`
     /// wins.
     pub prefixes: Vec<(String, String)>,
+    /// The entailment queries are answered under unless they ask for
+    /// another, and how sameAs answers are reported.
+    pub inference: InferenceMode,
+    /// Read the schema for inference from this graph only (default: every
+    /// graph).
+    pub schema_graph: Option<NamedNode>,
 }
 
 impl Default for EngineOptions {
@@ -49,6 +58,8 @@ impl Default for EngineOptions {
             server_memory_budget: None,
             optional_joins: OptionalJoins::ByCost,
             prefixes: Vec::new(),
+            inference: InferenceMode::default(),
+            schema_graph: None,
         }
     }
 }
@@ -78,6 +89,11 @@ pub struct QueryRequest {
     /// The default graph is the store's default graph alone, whatever the
     /// engine's default (the Graph Store Protocol's `?default`).
     pub default_graph_only: bool,
+    /// The entailment regime for this query (the protocol's `inference`
+    /// parameter); `None`: the query text's marker, else the engine's.
+    pub inference: Option<Inference>,
+    /// How sameAs answers are reported for this query (`sameas`).
+    pub same_as: Option<SameAsAnswers>,
 }
 
 /// How long the steps before execution took.
@@ -103,6 +119,8 @@ pub struct Engine {
     options: EngineOptions,
     parsed: Arc<ParsedQueries>,
     memory: Arc<SharedMemory>,
+    /// Compiled schemas of recent snapshots, for inference.
+    schemas: Arc<SchemaCache>,
 }
 
 impl Engine {
@@ -111,6 +129,7 @@ impl Engine {
             store: Arc::new(std::sync::RwLock::new(store)),
             memory: Arc::new(SharedMemory::new(options.server_memory_budget)),
             parsed: Arc::new(ParsedQueries::new(options.prefixes.clone())),
+            schemas: Arc::default(),
             options,
         }
     }
@@ -233,6 +252,7 @@ impl Engine {
         resume: Option<(&SavedQuery, &Stash)>,
     ) -> Result<Execution, EngineError> {
         let parsed = Instant::now();
+        let marked_dataset;
         let (dataset, base_iri, pattern) = match &*query {
             Query::Select {
                 dataset,
@@ -262,6 +282,20 @@ impl Engine {
             }
             _ => None,
         };
+        // Tern's markers in FROM choose the inference mode; they name no graph.
+        let mut marked = None;
+        let dataset = match dataset {
+            Some(d) if has_markers(d) => {
+                let mut d = d.clone();
+                let markers = take_markers(&mut d.default).map_err(EngineError::Parse)?;
+                let only_markers = d.default.is_empty() && d.named.is_none();
+                marked = Some(markers);
+                marked_dataset = d;
+                (!only_markers).then_some(&marked_dataset)
+            }
+            other => other,
+        };
+        let mode = self.inference_mode(request, marked);
         let ctx = self.context(dataset, base_iri, request, now)?;
         if let (Query::Describe { .. }, Some((saved, stash))) = (&*query, resume) {
             // A suspended DESCRIBE had computed its descriptions already.
@@ -278,6 +312,16 @@ impl Engine {
         if let Query::Ask { .. } = &*query {
             planner.first_rows_only(1);
         }
+        let rewritten;
+        let pattern = if mode.regime == Inference::None {
+            pattern
+        } else {
+            let schema =
+                self.schemas
+                    .get(&ctx.index, mode.regime, self.options.schema_graph.as_ref())?;
+            rewritten = rewrite(pattern, &schema, mode)?;
+            &rewritten
+        };
         let mut root = planner.plan(pattern, &GraphContext::Default)?;
         if let Query::Ask { .. } = &*query {
             // ASK reads one solution.
@@ -321,6 +365,26 @@ impl Engine {
             timings,
             profile,
         })
+    }
+
+    /// The inference mode of one query: the request's, else the query
+    /// text's markers, else the engine's default.
+    fn inference_mode(
+        &self,
+        request: &QueryRequest,
+        marked: Option<(Option<Inference>, Option<SameAsAnswers>)>,
+    ) -> InferenceMode {
+        let (marked_regime, marked_same_as) = marked.unwrap_or_default();
+        InferenceMode {
+            regime: request
+                .inference
+                .or(marked_regime)
+                .unwrap_or(self.options.inference.regime),
+            same_as: request
+                .same_as
+                .or(marked_same_as)
+                .unwrap_or(self.options.inference.same_as),
+        }
     }
 
     /// The engine's timeout, lowered by the request's.
@@ -381,6 +445,14 @@ impl Engine {
             now,
         )))
     }
+}
+
+/// Whether a query's FROM list holds Tern's markers.
+fn has_markers(dataset: &QueryDataset) -> bool {
+    dataset
+        .default
+        .iter()
+        .any(|g| g.as_str().starts_with(MARKER_NAMESPACE))
 }
 
 /// The engine's limit, lowered by the request's: the smaller of the two

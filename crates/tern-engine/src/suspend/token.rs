@@ -36,7 +36,7 @@ fn decompress(frame: &[u8]) -> Option<Vec<u8>> {
     lz4_flex::block::decompress_size_prepended(frame).ok()
 }
 
-const VERSION: u8 = 3;
+const VERSION: u8 = 4;
 const TAG_BYTES: usize = 16;
 const FLAG_COMPRESSED: u8 = 1;
 
@@ -104,6 +104,10 @@ pub struct ContinuationToken {
     pub base_iri: Option<String>,
     pub default_graphs: Option<Vec<String>>,
     pub named_graphs: Option<Vec<String>>,
+    /// The request's `inference` and `sameas` parameters, as given (the
+    /// rewritten plan must be the same on every page).
+    pub inference: Option<String>,
+    pub same_as: Option<String>,
     /// Results already returned (for runtime information).
     pub rows_so_far: u64,
     pub saved: SavedQuery,
@@ -164,6 +168,8 @@ impl ContinuationToken {
         write_opt_str(out, self.base_iri.as_deref());
         write_opt_list(out, self.default_graphs.as_deref());
         write_opt_list(out, self.named_graphs.as_deref());
+        write_opt_str(out, self.inference.as_deref());
+        write_opt_str(out, self.same_as.as_deref());
         write_u64(out, self.rows_so_far);
         let saved = self.saved.to_bytes();
         write_u64(out, saved.len() as u64);
@@ -180,6 +186,8 @@ impl ContinuationToken {
         let base_iri = read_opt_str(input)?;
         let default_graphs = read_opt_list(input)?;
         let named_graphs = read_opt_list(input)?;
+        let inference = read_opt_str(input)?;
+        let same_as = read_opt_str(input)?;
         let rows_so_far = read_u64(input)?;
         let saved = read_bytes(input)?;
         let saved =
@@ -197,6 +205,8 @@ impl ContinuationToken {
             base_iri,
             default_graphs,
             named_graphs,
+            inference,
+            same_as,
             rows_so_far,
             saved,
         })
@@ -318,6 +328,8 @@ mod tests {
             base_iri: Some("http://example.org/".to_owned()),
             default_graphs: None,
             named_graphs: Some(vec!["http://example.org/g".to_owned()]),
+            inference: Some("rdfs".to_owned()),
+            same_as: None,
             rows_so_far: 4096,
             saved: SavedQuery {
                 done: false,
