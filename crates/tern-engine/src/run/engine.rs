@@ -288,7 +288,8 @@ impl Engine {
             Some(d) if has_markers(d) => {
                 let mut d = d.clone();
                 let markers = take_markers(&mut d.default).map_err(EngineError::Parse)?;
-                let only_markers = d.default.is_empty() && d.named.is_none();
+                let only_markers =
+                    d.default.is_empty() && d.named.as_ref().is_none_or(|n| n.is_empty());
                 marked = Some(markers);
                 marked_dataset = d;
                 (!only_markers).then_some(&marked_dataset)
