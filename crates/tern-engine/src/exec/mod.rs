@@ -38,6 +38,7 @@ mod row_table;
 mod rows;
 mod scan;
 mod semi_join;
+mod shortest_path;
 mod slice;
 mod sort_steps;
 mod union;
@@ -71,6 +72,10 @@ pub use row_table::{RowTable, TableSteps};
 pub use rows::Solution;
 pub use scan::{GraphScope, PatternTerm, Scan};
 pub use semi_join::SemiJoin;
+pub use shortest_path::{
+    Direction as PathDirection, EdgeKind, Endpoint, Outputs as PathOutputs, PathCount, PathSpec,
+    ShortestPath,
+};
 pub use slice::Slice;
 pub use union::Union;
 pub use values::Values;

@@ -16,7 +16,9 @@
 //!   `equality_join`: `FILTER(?a = ?b)` as a join;
 //! - `unbound_negation`: `OPTIONAL {..} FILTER(!bound(?v))` as NOT EXISTS;
 //! - `optional`, `correlated`: OPTIONAL as one left join or per left row;
-//! - `per_graph`: `GRAPH ?g` planned once per named graph where needed.
+//! - `per_graph`: `GRAPH ?g` planned once per named graph where needed;
+//! - `path_service`: `SERVICE <urn:tern:path>` blocks as shortest-path
+//!   searches.
 //!
 //! Uses the operators (`exec`), expressions (`expr`) and the query context;
 //! the query runtime (`run`) uses it.
@@ -32,6 +34,7 @@ mod group_merge;
 mod join_order;
 mod join_sample;
 mod optional;
+mod path_service;
 mod per_graph;
 mod planner;
 mod unbound_negation;

@@ -7,7 +7,8 @@ use super::exists_per_row::ExistsPerRow;
 use super::optional::OptionalJoins;
 use super::per_graph::{self, PER_GRAPH_LIMIT};
 use super::{
-    constant_filter, correlated, exists, group_merge, unbound_negation, value_range, values_filter,
+    constant_filter, correlated, exists, group_merge, path_service, unbound_negation, value_range,
+    values_filter,
 };
 use crate::context::QueryContext;
 use crate::exec::{
@@ -229,6 +230,15 @@ impl Planner {
                 ))
             }
             GraphPattern::Join { left, right } => {
+                // A path search takes the other side's rows as its input.
+                if path_service::is_path_service(right) {
+                    let input = self.plan(left, graph)?;
+                    return self.plan_path_service(right, Some(input), graph);
+                }
+                if path_service::is_path_service(left) {
+                    let input = self.plan(right, graph)?;
+                    return self.plan_path_service(left, Some(input), graph);
+                }
                 if let Some(filtered) = values_filter::as_in_filter(left, right) {
                     return self.plan_operator(&filtered, graph);
                 }
@@ -395,6 +405,9 @@ impl Planner {
                 aggregates.clone(),
                 self.scope(graph),
             )),
+            GraphPattern::Service { .. } if path_service::is_path_service(pattern) => {
+                return self.plan_path_service(pattern, None, graph)
+            }
             GraphPattern::Service { name, .. } => {
                 return Err(EngineError::Unsupported(format!(
                     "SERVICE {name} (federated queries)"

@@ -1,0 +1,553 @@
+//! Shortest-path searches over any [`Graph`]: bidirectional breadth-first
+//! search for unweighted edges (all shortest paths on request),
+//! bidirectional Dijkstra for weighted ones, Yen's algorithm for the k
+//! shortest simple paths, and a one-sided breadth-first search for every
+//! node reachable from a set of sources. Sources and targets are sets: a
+//! search finds the shortest path from any source to any target.
+//!
+//! Each search checks `stop` (cancellation, deadline, memory) every
+//! [`CHECK_EVERY`] expanded nodes, so a search over a large graph ends
+//! within milliseconds of its query's deadline.
+
+use crate::EngineError;
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+use tern_index::Id;
+
+/// Expanded nodes between two checks of the deadline and memory.
+pub const CHECK_EVERY: usize = 256;
+
+/// One edge as a search sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Edge {
+    /// The node at the other end.
+    pub node: Id,
+    /// What the edge is (its predicate, or its edge node).
+    pub via: Id,
+    pub weight: f64,
+}
+
+/// Where edges come from.
+pub trait Graph {
+    /// The edges leaving `node` (`forward`), or arriving at it, appended to
+    /// `out`.
+    fn edges(&mut self, node: Id, forward: bool, out: &mut Vec<Edge>) -> Result<(), EngineError>;
+
+    /// Called every [`CHECK_EVERY`] expanded nodes with the number of nodes
+    /// the search holds: fails to stop it (deadline, cancellation, memory).
+    fn check(&mut self, nodes_held: usize) -> Result<(), EngineError>;
+}
+
+/// A path: its nodes, the edge into each node after the first, and its
+/// cost (hops, or the sum of weights).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Path {
+    pub nodes: Vec<Id>,
+    pub vias: Vec<Id>,
+    pub cost: f64,
+}
+
+impl Path {
+    pub fn hops(&self) -> usize {
+        self.nodes.len() - 1
+    }
+}
+
+/// What a search may use: banned nodes and edges (for Yen's spur paths)
+/// and a bound on hops.
+#[derive(Default, Clone)]
+pub struct Limits {
+    pub max_hops: Option<usize>,
+    pub max_cost: Option<f64>,
+    pub banned_nodes: FxHashSet<Id>,
+    /// (from, via, to) edges not to take.
+    pub banned_edges: FxHashSet<(Id, Id, Id)>,
+}
+
+impl Limits {
+    fn allows(&self, from: Id, edge: &Edge, forward: bool) -> bool {
+        let (a, b) = if forward {
+            (from, edge.node)
+        } else {
+            (edge.node, from)
+        };
+        !self.banned_nodes.contains(&edge.node) && !self.banned_edges.contains(&(a, edge.via, b))
+    }
+}
+
+/// Parents of a node in one direction: the previous node and the edge.
+type Parents = Vec<(Id, Id)>;
+
+/// One side of a bidirectional breadth-first search.
+struct Side {
+    forward: bool,
+    depth: FxHashMap<Id, usize>,
+    parents: FxHashMap<Id, Parents>,
+    frontier: Vec<Id>,
+    level: usize,
+}
+
+impl Side {
+    fn new(starts: &[Id], forward: bool) -> Side {
+        let mut depth = FxHashMap::default();
+        for &s in starts {
+            depth.insert(s, 0);
+        }
+        let mut frontier: Vec<Id> = depth.keys().copied().collect();
+        frontier.sort_unstable();
+        Side {
+            forward,
+            depth,
+            parents: FxHashMap::default(),
+            frontier,
+            level: 0,
+        }
+    }
+
+    /// Expands one whole level; returns the nodes of the new level that
+    /// the other side has reached.
+    fn expand(
+        &mut self,
+        graph: &mut dyn Graph,
+        other: &FxHashMap<Id, usize>,
+        limits: &Limits,
+        expanded: &mut usize,
+    ) -> Result<Vec<Id>, EngineError> {
+        let mut next = Vec::new();
+        let mut meetings = Vec::new();
+        let mut edges = Vec::new();
+        let level = self.level + 1;
+        for &node in &self.frontier {
+            *expanded += 1;
+            if expanded.is_multiple_of(CHECK_EVERY) {
+                graph.check(self.depth.len() + other.len())?;
+            }
+            edges.clear();
+            graph.edges(node, self.forward, &mut edges)?;
+            for edge in &edges {
+                if !limits.allows(node, edge, self.forward) {
+                    continue;
+                }
+                match self.depth.get(&edge.node) {
+                    None => {
+                        self.depth.insert(edge.node, level);
+                        self.parents.insert(edge.node, vec![(node, edge.via)]);
+                        next.push(edge.node);
+                        if other.contains_key(&edge.node) {
+                            meetings.push(edge.node);
+                        }
+                    }
+                    Some(&d) if d == level => {
+                        let parents = self.parents.entry(edge.node).or_default();
+                        if !parents.contains(&(node, edge.via)) {
+                            parents.push((node, edge.via));
+                        }
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        self.frontier = next;
+        self.level = level;
+        Ok(meetings)
+    }
+
+    /// Every way from a start of this side to `node`, as (nodes, vias) from
+    /// the start; at most `limit`.
+    fn ways(&self, node: Id, limit: usize) -> Vec<(Vec<Id>, Vec<Id>)> {
+        let mut out = Vec::new();
+        let mut stack = vec![(node, vec![node], Vec::new())];
+        while let Some((at, nodes, vias)) = stack.pop() {
+            if out.len() >= limit {
+                break;
+            }
+            match self.parents.get(&at) {
+                None => {
+                    let mut nodes = nodes;
+                    let mut vias: Vec<Id> = vias;
+                    nodes.reverse();
+                    vias.reverse();
+                    out.push((nodes, vias));
+                }
+                Some(parents) => {
+                    for &(parent, via) in parents.iter().rev() {
+                        let mut n = nodes.clone();
+                        n.push(parent);
+                        let mut v = vias.clone();
+                        v.push(via);
+                        stack.push((parent, n, v));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Shortest paths (fewest edges) from any of `sources` to any of
+/// `targets`: one, or all of that length up to `limit` when `all`.
+pub fn fewest_hops(
+    graph: &mut dyn Graph,
+    sources: &[Id],
+    targets: &[Id],
+    limits: &Limits,
+    all: bool,
+    limit: usize,
+) -> Result<Vec<Path>, EngineError> {
+    let target_set: FxHashSet<Id> = targets.iter().copied().collect();
+    let mut starts: Vec<Id> = sources
+        .iter()
+        .copied()
+        .filter(|s| target_set.contains(s) && !limits.banned_nodes.contains(s))
+        .collect();
+    if !starts.is_empty() {
+        starts.sort_unstable();
+        starts.dedup();
+        starts.truncate(if all { limit } else { 1 });
+        return Ok(starts
+            .into_iter()
+            .map(|s| Path {
+                nodes: vec![s],
+                vias: Vec::new(),
+                cost: 0.0,
+            })
+            .collect());
+    }
+    let mut forward = Side::new(sources, true);
+    let mut backward = Side::new(targets, false);
+    let mut expanded = 0;
+    loop {
+        if forward.frontier.is_empty() || backward.frontier.is_empty() {
+            return Ok(Vec::new());
+        }
+        if limits
+            .max_hops
+            .is_some_and(|max| forward.level + backward.level >= max)
+        {
+            return Ok(Vec::new());
+        }
+        // The smaller frontier costs less to expand.
+        let forward_turn = forward.frontier.len() <= backward.frontier.len();
+        let meetings = if forward_turn {
+            forward.expand(graph, &backward.depth, limits, &mut expanded)?
+        } else {
+            backward.expand(graph, &forward.depth, limits, &mut expanded)?
+        };
+        if meetings.is_empty() {
+            continue;
+        }
+        let total = |m: &Id| forward.depth[m] + backward.depth[m];
+        let best = meetings.iter().map(total).min().expect("not empty");
+        let mut meetings: Vec<Id> = meetings.into_iter().filter(|m| total(m) == best).collect();
+        meetings.sort_unstable();
+        let mut paths = Vec::new();
+        for m in meetings {
+            let room = if all { limit - paths.len() } else { 1 };
+            for (mut nodes, mut vias) in forward.ways(m, room) {
+                for (back_nodes, back_vias) in backward.ways(m, room) {
+                    // The backward way runs from a target to m: append it
+                    // reversed, after m.
+                    let mut n = nodes.clone();
+                    n.extend(back_nodes.iter().rev().skip(1));
+                    let mut v = vias.clone();
+                    v.extend(back_vias.iter().rev());
+                    paths.push(Path {
+                        cost: (n.len() - 1) as f64,
+                        nodes: n,
+                        vias: v,
+                    });
+                    if paths.len() >= if all { limit } else { 1 } {
+                        return Ok(paths);
+                    }
+                }
+                nodes.clear();
+                vias.clear();
+            }
+        }
+        return Ok(paths);
+    }
+}
+
+/// A heap entry: a node and its distance, least distance first.
+#[derive(PartialEq)]
+struct Queued(f64, Id);
+
+impl Eq for Queued {}
+
+impl Ord for Queued {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.total_cmp(&self.0).then(other.1.cmp(&self.1))
+    }
+}
+
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// One side of a bidirectional Dijkstra search.
+struct DijkstraSide {
+    forward: bool,
+    distance: FxHashMap<Id, f64>,
+    parent: FxHashMap<Id, (Id, Id)>,
+    settled: FxHashSet<Id>,
+    heap: BinaryHeap<Queued>,
+}
+
+impl DijkstraSide {
+    fn new(starts: &[Id], forward: bool) -> DijkstraSide {
+        let mut side = DijkstraSide {
+            forward,
+            distance: FxHashMap::default(),
+            parent: FxHashMap::default(),
+            settled: FxHashSet::default(),
+            heap: BinaryHeap::new(),
+        };
+        for &s in starts {
+            side.distance.insert(s, 0.0);
+            side.heap.push(Queued(0.0, s));
+        }
+        side
+    }
+
+    fn top(&mut self) -> Option<f64> {
+        while let Some(Queued(d, node)) = self.heap.peek() {
+            if self.settled.contains(node) || self.distance.get(node) != Some(d) {
+                self.heap.pop();
+            } else {
+                return Some(*d);
+            }
+        }
+        None
+    }
+
+    fn way(&self, mut node: Id) -> (Vec<Id>, Vec<Id>) {
+        let (mut nodes, mut vias) = (vec![node], Vec::new());
+        while let Some(&(parent, via)) = self.parent.get(&node) {
+            nodes.push(parent);
+            vias.push(via);
+            node = parent;
+        }
+        nodes.reverse();
+        vias.reverse();
+        (nodes, vias)
+    }
+}
+
+/// The path of least total weight from any source to any target
+/// (bidirectional Dijkstra; weights must not be negative).
+pub fn least_cost(
+    graph: &mut dyn Graph,
+    sources: &[Id],
+    targets: &[Id],
+    limits: &Limits,
+) -> Result<Option<Path>, EngineError> {
+    let mut forward = DijkstraSide::new(sources, true);
+    let mut backward = DijkstraSide::new(targets, false);
+    let mut best: Option<(f64, Id)> = None;
+    for s in sources {
+        if backward.distance.contains_key(s) && !limits.banned_nodes.contains(s) {
+            best = Some((0.0, *s));
+        }
+    }
+    let mut edges = Vec::new();
+    let mut expanded = 0;
+    while let (Some(top_f), Some(top_b)) = (forward.top(), backward.top()) {
+        if best.is_some_and(|(b, _)| top_f + top_b >= b) {
+            break;
+        }
+        if limits.max_cost.is_some_and(|max| top_f + top_b > max) {
+            break;
+        }
+        let forward_turn = forward.heap.len() <= backward.heap.len();
+        let (side, other) = if forward_turn {
+            (&mut forward, &backward)
+        } else {
+            (&mut backward, &forward)
+        };
+        let Queued(d, node) = side.heap.pop().expect("top was some");
+        side.settled.insert(node);
+        expanded += 1;
+        if expanded % CHECK_EVERY == 0 {
+            graph.check(side.distance.len() + other.distance.len())?;
+        }
+        edges.clear();
+        graph.edges(node, side.forward, &mut edges)?;
+        for edge in &edges {
+            if !limits.allows(node, edge, side.forward) {
+                continue;
+            }
+            if edge.weight < 0.0 || edge.weight.is_nan() {
+                return Err(EngineError::Parse(format!(
+                    "a shortest path by weight needs weights of 0 or more; an edge weighs {}",
+                    edge.weight
+                )));
+            }
+            let candidate = d + edge.weight;
+            if side
+                .distance
+                .get(&edge.node)
+                .is_none_or(|&known| candidate < known)
+            {
+                side.distance.insert(edge.node, candidate);
+                side.parent.insert(edge.node, (node, edge.via));
+                side.heap.push(Queued(candidate, edge.node));
+            }
+            if let Some(&rest) = other.distance.get(&edge.node) {
+                let total = candidate + rest;
+                if best.is_none_or(|(b, _)| total < b) {
+                    best = Some((total, edge.node));
+                }
+            }
+        }
+    }
+    let Some((cost, meeting)) = best else {
+        return Ok(None);
+    };
+    if limits.max_cost.is_some_and(|max| cost > max) {
+        return Ok(None);
+    }
+    let (mut nodes, mut vias) = forward.way(meeting);
+    let (back_nodes, back_vias) = backward.way(meeting);
+    nodes.extend(back_nodes.iter().rev().skip(1));
+    vias.extend(back_vias.iter().rev());
+    if limits.max_hops.is_some_and(|max| nodes.len() - 1 > max) {
+        return Ok(None);
+    }
+    Ok(Some(Path { nodes, vias, cost }))
+}
+
+/// The `k` shortest simple paths from `source` to `target` (Yen's
+/// algorithm), by hops or by weight.
+pub fn k_shortest(
+    graph: &mut dyn Graph,
+    source: Id,
+    target: Id,
+    limits: &Limits,
+    k: usize,
+    weighted: bool,
+) -> Result<Vec<Path>, EngineError> {
+    let shortest = |graph: &mut dyn Graph, from: Id, limits: &Limits| {
+        if weighted {
+            least_cost(graph, &[from], &[target], limits)
+        } else {
+            Ok(fewest_hops(graph, &[from], &[target], limits, false, 1)?
+                .into_iter()
+                .next())
+        }
+    };
+    let Some(first) = shortest(graph, source, limits)? else {
+        return Ok(Vec::new());
+    };
+    let mut found = vec![first];
+    let mut candidates: Vec<Path> = Vec::new();
+    while found.len() < k {
+        let last = found.last().expect("one at least").clone();
+        for spur_at in 0..last.hops() {
+            let spur = last.nodes[spur_at];
+            let root_nodes = &last.nodes[..=spur_at];
+            let mut spur_limits = limits.clone();
+            for p in &found {
+                if p.nodes.len() > spur_at && p.nodes[..=spur_at] == *root_nodes {
+                    spur_limits.banned_edges.insert((
+                        p.nodes[spur_at],
+                        p.vias[spur_at],
+                        p.nodes[spur_at + 1],
+                    ));
+                }
+            }
+            spur_limits
+                .banned_nodes
+                .extend(root_nodes[..spur_at].iter().copied());
+            if let Some(max) = limits.max_hops {
+                if spur_at >= max {
+                    continue;
+                }
+                spur_limits.max_hops = Some(max - spur_at);
+            }
+            let Some(spur_path) = shortest(graph, spur, &spur_limits)? else {
+                continue;
+            };
+            let root_cost = if weighted {
+                cost_of(graph, &last, spur_at)?
+            } else {
+                spur_at as f64
+            };
+            let mut nodes = root_nodes.to_vec();
+            nodes.extend(spur_path.nodes.iter().skip(1));
+            let mut vias = last.vias[..spur_at].to_vec();
+            vias.extend(spur_path.vias.iter());
+            let total = Path {
+                cost: root_cost + spur_path.cost,
+                nodes,
+                vias,
+            };
+            if !candidates.contains(&total) && !found.contains(&total) {
+                candidates.push(total);
+            }
+        }
+        if candidates.is_empty() {
+            break;
+        }
+        let (i, _) = candidates
+            .iter()
+            .enumerate()
+            .min_by(|a, b| {
+                a.1.cost
+                    .total_cmp(&b.1.cost)
+                    .then(a.1.nodes.len().cmp(&b.1.nodes.len()))
+            })
+            .expect("not empty");
+        found.push(candidates.swap_remove(i));
+    }
+    Ok(found)
+}
+
+/// The weight of the first `steps` edges of `path`.
+fn cost_of(graph: &mut dyn Graph, path: &Path, steps: usize) -> Result<f64, EngineError> {
+    let mut cost = 0.0;
+    let mut edges = Vec::new();
+    for i in 0..steps {
+        edges.clear();
+        graph.edges(path.nodes[i], true, &mut edges)?;
+        cost += edges
+            .iter()
+            .filter(|e| e.node == path.nodes[i + 1] && e.via == path.vias[i])
+            .map(|e| e.weight)
+            .fold(f64::INFINITY, f64::min);
+    }
+    Ok(cost)
+}
+
+/// Every node reachable from `sources` within `limits.max_hops`, with its
+/// distance in hops and one shortest path to it.
+pub fn reachable(
+    graph: &mut dyn Graph,
+    sources: &[Id],
+    limits: &Limits,
+) -> Result<Vec<Path>, EngineError> {
+    let mut side = Side::new(sources, true);
+    let mut expanded = 0;
+    let nothing = FxHashMap::default();
+    while !side.frontier.is_empty() && limits.max_hops.is_none_or(|max| side.level < max) {
+        side.expand(graph, &nothing, limits, &mut expanded)?;
+    }
+    let mut nodes: Vec<(usize, Id)> = side.depth.iter().map(|(n, d)| (*d, *n)).collect();
+    nodes.sort_unstable();
+    Ok(nodes
+        .into_iter()
+        .map(|(_, node)| {
+            let (nodes, vias) = side.ways(node, 1).pop().expect("a way to each node");
+            Path {
+                cost: (nodes.len() - 1) as f64,
+                nodes,
+                vias,
+            }
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests;
