@@ -61,6 +61,8 @@ const QUERIES: &[(&str, &str)] = &[
     ("equality join", "SELECT (COUNT(*) AS ?n) WHERE { ?a e:p1 ?c . ?d e:p2 ?f . ?g e:link ?x FILTER(?a = ?d) }"),
     ("subquery", "SELECT (COUNT(*) AS ?n) WHERE { { SELECT ?c ?f WHERE { ?a ?b ?c . ?d ?e ?f } } }"),
     ("construct", "CONSTRUCT { ?a ?b ?f } WHERE { ?a ?b ?c . ?d ?e ?f }"),
+    ("path search per row", "SELECT (COUNT(*) AS ?n) WHERE { ?x e:next ?z . SERVICE <urn:tern:path> { [] <urn:tern:path:source> ?x ; <urn:tern:path:predicate> e:next ; <urn:tern:path:end> ?y } }"),
+    ("undirected shortest path per row", "SELECT (COUNT(*) AS ?n) WHERE { ?x e:next ?z . SERVICE <urn:tern:path> { [] <urn:tern:path:source> ?x ; <urn:tern:path:target> e:n0 ; <urn:tern:path:direction> \"both\" ; <urn:tern:path:length> ?l } }"),
     // (A condition on both sides of the product: one on each would be
     // checked on each side's scan.)
     ("ask", "ASK { ?a ?b ?c . ?d ?e ?f FILTER(CONCAT(STR(?c), STR(?f)) = \"none\") }"),

@@ -1,9 +1,11 @@
 //! Property paths: `p`, `^p`, `a/b`, `a|b`, `!(…)`, `p?`, `p*`, `p+`, evaluated
 //! by walking the index from bound ends (breadth-first for closures, each node
-//! visited once, so cycles terminate). Materializes its pairs.
+//! visited once, so cycles terminate; a closure with both ends bound by a
+//! bidirectional search). Materializes its pairs.
 
 use super::profile::OperatorInfo;
 use super::scan::{GraphScope, PatternTerm, Scan};
+use super::shortest_path::search::{self, Edge, Graph, Limits};
 use super::{Batch, Operator};
 use crate::context::{row_vec_bytes, MemoryCharge, QueryContext};
 use crate::suspend::{OperatorState, Stash};
@@ -244,6 +246,22 @@ impl Walker<'_> {
         object: Option<Id>,
     ) -> Result<Vec<(Id, Id)>, EngineError> {
         Ok(match (subject, object) {
+            // Both ends bound: whether a path exists, by a bidirectional
+            // search (a cycle back to the start is left to the closure).
+            (Some(s), Some(o)) if s != o && closure_step(path).is_some() => {
+                let inner = closure_step(path).expect("checked");
+                let mut graph = StepGraph {
+                    walker: self,
+                    step: inner,
+                };
+                let found =
+                    search::fewest_hops(&mut graph, &[s], &[o], &Limits::default(), false, 1)?;
+                if found.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![(s, o)]
+                }
+            }
             (Some(s), _) => self
                 .step(path, s, true)?
                 .into_iter()
@@ -278,6 +296,38 @@ impl Walker<'_> {
                 out
             }
         })
+    }
+}
+
+/// The repeated step of a `+` or `*` path.
+fn closure_step(path: &Path) -> Option<&Path> {
+    match path {
+        Path::OneOrMore(inner) | Path::ZeroOrMore(inner) => Some(inner),
+        _ => None,
+    }
+}
+
+/// A closure's step as the edges of a graph, for the path searches.
+struct StepGraph<'a, 'b> {
+    walker: &'a Walker<'b>,
+    step: &'a Path,
+}
+
+impl Graph for StepGraph<'_, '_> {
+    fn edges(&mut self, node: Id, forward: bool, out: &mut Vec<Edge>) -> Result<(), EngineError> {
+        for next in self.walker.step(self.step, node, forward)? {
+            out.push(Edge {
+                node: next,
+                via: Id::UNDEFINED,
+                weight: 1.0,
+            });
+        }
+        Ok(())
+    }
+
+    fn check(&mut self, nodes_held: usize) -> Result<(), EngineError> {
+        self.walker.ctx.check()?;
+        self.walker.memory.set(nodes_held as u64 * 40)
     }
 }
 

@@ -142,6 +142,8 @@ impl ShortestPath {
         let mut found: FxHashMap<Ends, Arc<Vec<Path>>> = FxHashMap::default();
         let mut rows = Vec::new();
         for input in inputs {
+            // Each search checks as it goes; many small ones are checked here.
+            self.ctx.check()?;
             let ends = |e: &Endpoint| match e {
                 Endpoint::Constants(ids) => ids.clone(),
                 Endpoint::Column(c) => vec![input[*c]],
@@ -183,7 +185,7 @@ impl ShortestPath {
             ..Limits::default()
         };
         let Some(targets) = targets else {
-            return search::reachable(graph, sources, &limits);
+            return search::reachable(graph, sources, &limits, self.spec.outputs.per_step());
         };
         let weighted = self.spec.weighted();
         match self.spec.paths {
@@ -225,13 +227,20 @@ impl ShortestPath {
         };
         set(out.start, path.nodes[0]);
         set(out.end, *path.nodes.last().expect("a path has a node"));
-        set(out.length, integer(path.hops() as i64));
+        // Unweighted, the cost is the length (and a reachability answer
+        // without its steps holds its start and end only).
+        let length = if self.spec.weighted() {
+            path.hops()
+        } else {
+            path.cost as usize
+        };
+        set(out.length, integer(length as i64));
         set(
             out.cost,
             if self.spec.weighted() {
                 inline::double_id(path.cost).unwrap_or(Id::UNDEFINED)
             } else {
-                integer(path.hops() as i64)
+                integer(length as i64)
             },
         );
         set(out.path_index, integer(index as i64));

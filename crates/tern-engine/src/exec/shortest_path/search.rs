@@ -522,11 +522,13 @@ fn cost_of(graph: &mut dyn Graph, path: &Path, steps: usize) -> Result<f64, Engi
 }
 
 /// Every node reachable from `sources` within `limits.max_hops`, with its
-/// distance in hops and one shortest path to it.
+/// distance in hops: as a whole shortest path to it when `with_paths`,
+/// else as its start and itself (a path of `cost` hops).
 pub fn reachable(
     graph: &mut dyn Graph,
     sources: &[Id],
     limits: &Limits,
+    with_paths: bool,
 ) -> Result<Vec<Path>, EngineError> {
     let mut side = Side::new(sources, true);
     let mut expanded = 0;
@@ -536,17 +538,39 @@ pub fn reachable(
     }
     let mut nodes: Vec<(usize, Id)> = side.depth.iter().map(|(n, d)| (*d, *n)).collect();
     nodes.sort_unstable();
-    Ok(nodes
-        .into_iter()
-        .map(|(_, node)| {
+    // Each node's start, from its first parent's (parents come first).
+    let mut origin: FxHashMap<Id, Id> = FxHashMap::default();
+    let mut paths = Vec::with_capacity(nodes.len());
+    for (i, (depth, node)) in nodes.into_iter().enumerate() {
+        if i % CHECK_EVERY == 0 {
+            graph.check(side.depth.len())?;
+        }
+        if with_paths {
             let (nodes, vias) = side.ways(node, 1).pop().expect("a way to each node");
-            Path {
-                cost: (nodes.len() - 1) as f64,
+            paths.push(Path {
+                cost: depth as f64,
                 nodes,
                 vias,
-            }
-        })
-        .collect())
+            });
+            continue;
+        }
+        let start = match side.parents.get(&node) {
+            Some(parents) => origin[&parents[0].0],
+            None => node,
+        };
+        origin.insert(node, start);
+        let nodes = if depth == 0 {
+            vec![node]
+        } else {
+            vec![start, node]
+        };
+        paths.push(Path {
+            cost: depth as f64,
+            nodes,
+            vias: Vec::new(),
+        });
+    }
+    Ok(paths)
 }
 
 #[cfg(test)]
