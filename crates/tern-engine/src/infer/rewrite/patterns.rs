@@ -1,0 +1,373 @@
+//! The alternatives that entail one triple pattern: subclasses, domains
+//! and ranges, definitions (intersections, restrictions), a property's
+//! sources (subproperties, inverses, symmetric and transitive readings,
+//! hasValue), the hierarchy closures, variable classes and predicates.
+
+use super::terms::*;
+use super::Rewriter;
+use crate::infer::schema::{Direction, Restriction};
+use crate::infer::vocabulary as v;
+use crate::infer::Inference;
+use crate::infer::SameAsAnswers;
+use crate::EngineError;
+use oxrdf::{NamedNode, Term, Variable};
+use spargebra::algebra::{Expression, Function, GraphPattern, PropertyPathExpression as Path};
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+
+impl Rewriter<'_> {
+    /// The pattern's entailed answers, or `None` when they are its stored
+    /// ones.
+    pub(super) fn entailed(
+        &mut self,
+        pattern: &TriplePattern,
+    ) -> Result<Option<GraphPattern>, EngineError> {
+        let has_synonyms = self.schema.regime == Inference::OwlRl
+            && !self.schema.synonyms.is_empty()
+            && !is_same_as(pattern);
+        if has_synonyms {
+            let mut variables = pattern_variables(pattern);
+            variables.extend(self.graph_variable.clone());
+            let expanded = self.with_synonyms(pattern, 0)?;
+            let mut rewritten = GraphPattern::Project {
+                inner: Box::new(expanded),
+                variables,
+            };
+            if self.same_as == SameAsAnswers::Canonical {
+                rewritten = self.canonical_only(pattern, rewritten);
+            }
+            return Ok(Some(GraphPattern::Distinct {
+                inner: Box::new(rewritten),
+            }));
+        }
+        self.alternatives(pattern)
+            .map(|alternatives| alternatives.map(|a| self.distinct(pattern, a)))
+    }
+
+    /// DISTINCT over the pattern's own variables of the union of
+    /// `alternatives`.
+    pub(super) fn distinct(
+        &self,
+        pattern: &TriplePattern,
+        alternatives: Vec<GraphPattern>,
+    ) -> GraphPattern {
+        let mut variables = pattern_variables(pattern);
+        variables.extend(self.graph_variable.clone());
+        GraphPattern::Distinct {
+            inner: Box::new(GraphPattern::Project {
+                inner: Box::new(union(alternatives)),
+                variables,
+            }),
+        }
+    }
+
+    /// The alternatives that entail the pattern's answers (the stored
+    /// pattern among them), or `None` when it has only stored ones.
+    pub(super) fn alternatives(
+        &mut self,
+        pattern: &TriplePattern,
+    ) -> Result<Option<Vec<GraphPattern>>, EngineError> {
+        let TriplePattern {
+            subject,
+            predicate,
+            object,
+        } = pattern;
+        let stored = || GraphPattern::Bgp {
+            patterns: vec![pattern.clone()],
+        };
+        let schema_answer =
+            |p: &NamedNode| [v::SUB_CLASS_OF, v::SUB_PROPERTY_OF, v::SAME_AS].contains(&p.as_ref());
+        match predicate {
+            // The closures' answers are in no graph of their own: under
+            // `GRAPH ?g` such patterns match stored triples only.
+            NamedNodePattern::NamedNode(p) if schema_answer(p) && self.graph_variable.is_some() => {
+                Ok(None)
+            }
+            NamedNodePattern::NamedNode(p) if p.as_ref() == v::TYPE => match object {
+                TermPattern::NamedNode(c) => {
+                    let class: Term = c.clone().into();
+                    if !self.schema.derives_class(&class) {
+                        return Ok(None);
+                    }
+                    self.class(subject, &class).map(Some)
+                }
+                TermPattern::Variable(c) if !matches!(subject, TermPattern::Variable(s) if s == c) =>
+                {
+                    if self.schema.derived_classes.is_empty() {
+                        return Ok(None);
+                    }
+                    let mut alternatives = vec![stored()];
+                    for class in self.schema.derived_classes.clone() {
+                        let derived = self.class(subject, &class.clone().into())?;
+                        alternatives.push(self.bound_to(derived, subject, None, c, class));
+                    }
+                    Ok(Some(alternatives))
+                }
+                _ => Ok(None),
+            },
+            NamedNodePattern::NamedNode(p) if p.as_ref() == v::SUB_CLASS_OF => {
+                Ok(self.hierarchy(pattern, &self.schema.class_pairs))
+            }
+            NamedNodePattern::NamedNode(p) if p.as_ref() == v::SUB_PROPERTY_OF => {
+                Ok(self.hierarchy(pattern, &self.schema.property_pairs))
+            }
+            NamedNodePattern::NamedNode(p) if p.as_ref() == v::SAME_AS => {
+                if self.schema.regime != Inference::OwlRl || self.schema.synonyms.is_empty() {
+                    return Ok(None);
+                }
+                let pairs = self.synonym_pairs_of(subject, object);
+                Ok(Some(vec![stored(), pairs]))
+            }
+            NamedNodePattern::NamedNode(p) => {
+                if !self.schema.sources_of(p).derives() {
+                    return Ok(None);
+                }
+                self.property(subject, p, object).map(Some)
+            }
+            NamedNodePattern::Variable(var) => {
+                let repeated = [subject, object]
+                    .iter()
+                    .any(|t| matches!(t, TermPattern::Variable(x) if x == var));
+                if repeated {
+                    return Ok(None);
+                }
+                let mut alternatives = vec![stored()];
+                let mut properties: Vec<NamedNode> =
+                    self.schema.properties.keys().cloned().collect();
+                properties.sort();
+                for property in properties {
+                    let derived = self.property(subject, &property, object)?;
+                    alternatives.push(self.bound_to(derived, subject, Some(object), var, property));
+                }
+                let schema_predicates = [
+                    (v::TYPE, !self.schema.derived_classes.is_empty()),
+                    (v::SUB_CLASS_OF, !self.schema.class_pairs.is_empty()),
+                    (v::SUB_PROPERTY_OF, !self.schema.property_pairs.is_empty()),
+                ];
+                for (predicate, has_answers) in schema_predicates {
+                    if !has_answers {
+                        continue;
+                    }
+                    let as_constant = TriplePattern {
+                        subject: subject.clone(),
+                        predicate: NamedNodePattern::NamedNode(predicate.into_owned()),
+                        object: object.clone(),
+                    };
+                    if let Some(derived) = self.alternatives(&as_constant)? {
+                        alternatives.push(self.bound_to(
+                            derived,
+                            subject,
+                            Some(object),
+                            var,
+                            predicate.into_owned(),
+                        ));
+                    }
+                }
+                Ok((alternatives.len() > 1).then_some(alternatives))
+            }
+        }
+    }
+
+    /// `alternatives` projected on the variables of `subject` and `object`
+    /// and extended with `variable` bound to `value`.
+    pub(super) fn bound_to(
+        &self,
+        alternatives: Vec<GraphPattern>,
+        subject: &TermPattern,
+        object: Option<&TermPattern>,
+        variable: &Variable,
+        value: NamedNode,
+    ) -> GraphPattern {
+        let mut variables: Vec<Variable> = [Some(subject), object]
+            .into_iter()
+            .flatten()
+            .filter_map(|t| match t {
+                TermPattern::Variable(v) => Some(v.clone()),
+                _ => None,
+            })
+            .collect();
+        variables.dedup();
+        variables.extend(self.graph_variable.clone());
+        GraphPattern::Extend {
+            inner: Box::new(GraphPattern::Project {
+                inner: Box::new(union(alternatives)),
+                variables,
+            }),
+            variable: variable.clone(),
+            expression: Expression::NamedNode(value),
+        }
+    }
+
+    /// Patterns on `rdfs:subClassOf` or `rdfs:subPropertyOf`: the stored
+    /// triples and the pairs of the reflexive, transitive closure.
+    pub(super) fn hierarchy(
+        &self,
+        pattern: &TriplePattern,
+        pairs: &[(Term, Term)],
+    ) -> Option<Vec<GraphPattern>> {
+        if pairs.is_empty() {
+            return None;
+        }
+        let rows = pairs
+            .iter()
+            .filter_map(|(a, b)| Some((ground(a)?, ground(b)?)))
+            .collect::<Vec<_>>();
+        let values = values_matching(&pattern.subject, &pattern.object, rows);
+        Some(vec![
+            GraphPattern::Bgp {
+                patterns: vec![pattern.clone()],
+            },
+            values,
+        ])
+    }
+
+    /// Alternatives for `subject rdf:type class`.
+    pub(super) fn class(
+        &mut self,
+        subject: &TermPattern,
+        class: &Term,
+    ) -> Result<Vec<GraphPattern>, EngineError> {
+        self.spend()?;
+        let stored = |class: &Term| match class {
+            Term::NamedNode(c) => Some(GraphPattern::Bgp {
+                patterns: vec![TriplePattern {
+                    subject: subject.clone(),
+                    predicate: NamedNodePattern::NamedNode(v::TYPE.into_owned()),
+                    object: TermPattern::NamedNode(c.clone()),
+                }],
+            }),
+            _ => None,
+        };
+        if self.open_classes.contains(class) {
+            return Ok(stored(class).into_iter().collect());
+        }
+        self.open_classes.push(class.clone());
+        let mut alternatives = Vec::new();
+        let schema = self.schema;
+        for sub in schema.sub_classes_of(class) {
+            alternatives.extend(stored(&sub));
+            // rdfs2, rdfs3: the subjects (objects) of a property with
+            // this domain (range).
+            for (property, _) in schema.domains.iter().filter(|(_, d)| *d == sub) {
+                let value = TermPattern::Variable(self.fresh_variable());
+                let derived = self.property(subject, property, &value)?;
+                alternatives.push(union(derived));
+            }
+            for (property, _) in schema.ranges.iter().filter(|(_, r)| *r == sub) {
+                if matches!(subject, TermPattern::Literal(_)) {
+                    continue;
+                }
+                let value = TermPattern::Variable(self.fresh_variable());
+                let derived = union(self.property(&value, property, subject)?);
+                alternatives.push(match subject {
+                    // A literal object is no instance: RDF has no literal subjects.
+                    TermPattern::Variable(s) => GraphPattern::Filter {
+                        expr: Expression::Not(Box::new(Expression::FunctionCall(
+                            Function::IsLiteral,
+                            vec![Expression::Variable(s.clone())],
+                        ))),
+                        inner: Box::new(derived),
+                    },
+                    _ => derived,
+                });
+            }
+            // cls-int1: an instance of every part.
+            if let Some(parts) = schema.intersections.get(&sub) {
+                let mut joined: Option<GraphPattern> = None;
+                for part in parts {
+                    let part = union(self.class(subject, part)?);
+                    joined = Some(match joined {
+                        None => part,
+                        Some(left) => GraphPattern::Join {
+                            left: Box::new(left),
+                            right: Box::new(part),
+                        },
+                    });
+                }
+                alternatives.extend(joined);
+            }
+            match schema.restrictions.get(&sub) {
+                // cls-svf1, cls-svf2.
+                Some(Restriction::SomeValuesFrom(property, filler)) => {
+                    let value = TermPattern::Variable(self.fresh_variable());
+                    let with_value = union(self.property(subject, property, &value)?);
+                    alternatives.push(if filler.as_ref() == v::THING.into() {
+                        with_value
+                    } else {
+                        GraphPattern::Join {
+                            left: Box::new(with_value),
+                            right: Box::new(union(self.class(&value, filler)?)),
+                        }
+                    });
+                }
+                // cls-hv2.
+                Some(Restriction::HasValue(property, value)) => {
+                    if let Some(value) = term_pattern(value) {
+                        alternatives.push(union(self.property(subject, property, &value)?));
+                    }
+                }
+                None => {}
+            }
+        }
+        self.open_classes.pop();
+        Ok(alternatives)
+    }
+
+    /// Alternatives for `subject property object`.
+    pub(super) fn property(
+        &mut self,
+        subject: &TermPattern,
+        property: &NamedNode,
+        object: &TermPattern,
+    ) -> Result<Vec<GraphPattern>, EngineError> {
+        self.spend()?;
+        let stored = |q: &NamedNode, d: Direction| {
+            let (s, o) = oriented(subject, object, d);
+            GraphPattern::Bgp {
+                patterns: vec![TriplePattern {
+                    subject: s.clone(),
+                    predicate: NamedNodePattern::NamedNode(q.clone()),
+                    object: o.clone(),
+                }],
+            }
+        };
+        if self.open_properties.contains(property) {
+            return Ok(vec![stored(property, Direction::Forward)]);
+        }
+        self.open_properties.push(property.clone());
+        let sources = self.schema.sources_of(property);
+        let mut alternatives: Vec<GraphPattern> =
+            sources.stored.iter().map(|(q, d)| stored(q, *d)).collect();
+        for (inner, d) in &sources.closures {
+            let steps = inner.iter().map(|(q, d)| oriented_step(q, *d)).collect();
+            if let Some(step) = alternatives_path(steps) {
+                let (s, o) = oriented(subject, object, *d);
+                alternatives.push(GraphPattern::Path {
+                    subject: s.clone(),
+                    path: Path::OneOrMore(Box::new(step)),
+                    object: o.clone(),
+                });
+            }
+        }
+        // cls-hv1: instances of a hasValue restriction have its value.
+        for (class, value, d) in &sources.has_values {
+            let (instance, valued) = oriented(subject, object, *d);
+            let Some(value) = ground(value) else { continue };
+            let instances = union(self.class(instance, class)?);
+            match valued {
+                TermPattern::Variable(var) => alternatives.push(GraphPattern::Join {
+                    left: Box::new(instances),
+                    right: Box::new(GraphPattern::Values {
+                        variables: vec![var.clone()],
+                        bindings: vec![vec![Some(value)]],
+                    }),
+                }),
+                constant if ground_of(constant).as_ref() == Some(&value) => {
+                    alternatives.push(instances)
+                }
+                _ => {}
+            }
+        }
+        self.open_properties.pop();
+        Ok(alternatives)
+    }
+}
