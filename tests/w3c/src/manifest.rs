@@ -54,14 +54,31 @@ pub struct TestCase {
     /// `mf:resultCardinality mf:LaxCardinality` (REDUCED).
     pub lax_cardinality: bool,
     pub service_data: bool,
+    /// The test needs an entailment regime or profile (`sd:entailmentRegime`,
+    /// `sd:entailmentProfile`).
     pub entailment: bool,
+    /// `sd:entailmentRegime`: the regimes (IRIs) the expected result holds
+    /// under, given as one IRI or an RDF list.
+    pub entailment_regimes: Vec<String>,
 }
 
 impl TestCase {
     /// Why the runner does not run this test, if it does not.
     pub fn skip_reason(&self) -> Option<&'static str> {
-        if self.entailment {
-            return Some("entailment");
+        self.skip_reason_under(None)
+    }
+
+    /// Why the runner does not run this test when queries are answered
+    /// under the entailment regime `regime` (an IRI; `None`: simple
+    /// entailment): a test is run under the regimes it lists, and tests
+    /// that list none under simple entailment only.
+    pub fn skip_reason_under(&self, regime: Option<&str>) -> Option<&'static str> {
+        match regime {
+            None if self.entailment => return Some("entailment"),
+            Some(r) if !self.entailment_regimes.iter().any(|listed| listed == r) => {
+                return Some("other entailment regimes");
+            }
+            _ => {}
         }
         if self.service_data {
             return Some("federated query (SERVICE)");
@@ -305,6 +322,7 @@ fn read_test(graph: &Graph, node: TermRef<'_>) -> Option<TestCase> {
             .is_some_and(|c| c == format!("{MF}LaxCardinality")),
         service_data: false,
         entailment: false,
+        entailment_regimes: Vec::new(),
     };
     match get(&nn(MF, "action")) {
         Some(TermRef::NamedNode(n)) => test.query = Some(n.as_str().to_owned()),
@@ -375,6 +393,16 @@ fn read_action(graph: &Graph, action: TermRef<'_>, test: &mut TestCase) {
     test.service_data = !objects(QT, "serviceData").is_empty();
     test.entailment =
         !objects(SD, "entailmentRegime").is_empty() || !objects(SD, "entailmentProfile").is_empty();
+    // One IRI, or a list of them.
+    test.entailment_regimes = objects(SD, "entailmentRegime")
+        .into_iter()
+        .flat_map(|regime| match regime {
+            TermRef::NamedNode(n) if n.as_str() != format!("{RDF}nil") => vec![regime],
+            TermRef::NamedNode(_) => Vec::new(),
+            list => read_list(graph, list),
+        })
+        .filter_map(iri_of)
+        .collect();
 }
 
 #[cfg(test)]
@@ -441,5 +469,44 @@ mod tests {
                 .unwrap()
                 .join("a b.rq")
         );
+    }
+
+    #[test]
+    fn reads_entailment_regimes_as_an_iri_or_a_list() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("manifest.ttl"),
+            r#"@prefix mf: <http://www.w3.org/2001/sw/DataAccess/tests/test-manifest#> .
+@prefix qt: <http://www.w3.org/2001/sw/DataAccess/tests/test-query#> .
+@prefix sd: <http://www.w3.org/ns/sparql-service-description#> .
+@prefix ent: <http://www.w3.org/ns/entailment/> .
+@prefix : <http://example/m#> .
+<> a mf:Manifest ; mf:entries ( :one :list :none ) .
+:one a mf:QueryEvaluationTest ;
+   mf:action [ qt:query <q.rq> ; qt:data <d.ttl> ; sd:entailmentRegime ent:D ] ;
+   mf:result <r.srx> .
+:list a mf:QueryEvaluationTest ;
+   mf:action [ qt:query <q.rq> ; sd:entailmentRegime ( ent:OWL-Direct ent:RDFS ) ] ;
+   mf:result <r.srx> .
+:none a mf:QueryEvaluationTest ; mf:action [ qt:query <q.rq> ] ; mf:result <r.srx> ."#,
+        )
+        .unwrap();
+        let tests = load_manifest(&dir.path().join("manifest.ttl")).unwrap();
+        let ent = |local: &str| format!("http://www.w3.org/ns/entailment/{local}");
+        let rdfs = ent("RDFS");
+        assert_eq!(tests[0].entailment_regimes, vec![ent("D")]);
+        assert_eq!(
+            tests[1].entailment_regimes,
+            vec![ent("OWL-Direct"), ent("RDFS")]
+        );
+        assert!(tests[2].entailment_regimes.is_empty());
+        let skips: Vec<_> = tests.iter().map(TestCase::skip_reason).collect();
+        assert_eq!(skips, [Some("entailment"), Some("entailment"), None]);
+        let under_rdfs: Vec<_> = tests
+            .iter()
+            .map(|t| t.skip_reason_under(Some(&rdfs)))
+            .collect();
+        let other = Some("other entailment regimes");
+        assert_eq!(under_rdfs, [other, None, other]);
     }
 }

@@ -121,20 +121,42 @@ pub fn parse_known(text: &str) -> BTreeMap<String, String> {
 
 /// The known-failures file for the failures of a run, sorted.
 pub fn render_known(reports: &[SuiteReport]) -> String {
+    render(
+        reports,
+        "# W3C SPARQL tests that fail today: `<test IRI> <reason>` per line.\n\
+         # The tern-w3c test fails on a failure not listed here, and on a listed test that\n\
+         # passes (remove its line). Regenerate: TERN_W3C_UPDATE=1 cargo test -p tern-w3c\n",
+        &BTreeMap::new(),
+    )
+}
+
+/// The known-failures file for the failures of a run, sorted, regenerated
+/// from the `previous` file: its leading comment lines stay its header and
+/// a test listed there that still fails keeps its reason, so hand-written
+/// reasons survive; a new failure gets its failure message.
+pub fn render_known_keeping(reports: &[SuiteReport], previous: &str) -> String {
+    let header: String = previous
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    render(reports, &header, &parse_known(previous))
+}
+
+fn render(reports: &[SuiteReport], header: &str, reasons: &BTreeMap<String, String>) -> String {
     let mut lines: Vec<String> = reports
         .iter()
         .flat_map(|r| &r.results)
         .filter_map(|r| match &r.outcome {
-            Outcome::Fail(reason) => Some(format!("{} {reason}", r.id)),
+            Outcome::Fail(reason) => {
+                let reason = reasons.get(&r.id).unwrap_or(reason);
+                Some(format!("{} {reason}", r.id))
+            }
             _ => None,
         })
         .collect();
     lines.sort();
-    let mut out = String::from(
-        "# W3C SPARQL tests that fail today: `<test IRI> <reason>` per line.\n\
-         # The tern-w3c test fails on a failure not listed here, and on a listed test that\n\
-         # passes (remove its line). Regenerate: TERN_W3C_UPDATE=1 cargo test -p tern-w3c\n",
-    );
+    let mut out = header.to_owned();
     for line in lines {
         out.push_str(&line);
         out.push('\n');
@@ -229,6 +251,20 @@ mod tests {
         );
         assert_eq!(check.stale, vec!["http://t/z".to_owned()]);
         assert!(check_known(&run, &known, true).stale.is_empty());
+    }
+
+    #[test]
+    fn regenerating_keeps_the_header_and_listed_reasons() {
+        let run = [report(&[
+            ("http://t/a", Outcome::Fail("wrong result: x".to_owned())),
+            ("http://t/b", Outcome::Fail("wrong result: y".to_owned())),
+            ("http://t/c", Outcome::Pass),
+        ])];
+        let previous = "# header\n# more\nhttp://t/a why it fails\nhttp://t/c fixed\n";
+        assert_eq!(
+            render_known_keeping(&run, previous),
+            "# header\n# more\nhttp://t/a why it fails\nhttp://t/b wrong result: y\n"
+        );
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! fresh index holding its dataset.
 
 use crate::check::{compare_outcome, show_actual, show_expected, top_level_order, Actual, Order};
+use crate::entailment::Regime;
 use crate::load::{build_index, Dataset};
 use crate::manifest::{file_iri, iri_to_path, load_manifest, TestCase, TestKind};
 use crate::results::read_expected;
@@ -14,8 +15,8 @@ use std::sync::{mpsc, Arc};
 use std::time::Duration;
 use tern_engine::Stash;
 use tern_engine::{
-    Engine, EngineError, EngineOptions, Execution, OptionalJoins, QueryOutcome, QueryRequest,
-    SavedQuery,
+    Engine, EngineError, EngineOptions, Execution, Inference, OptionalJoins, QueryOutcome,
+    QueryRequest, SavedQuery,
 };
 
 /// Results larger than this are not compared (the suites' are tiny).
@@ -28,6 +29,10 @@ pub struct Suite {
     pub manifest: PathBuf,
     /// The folder of all suites; failure reasons show it as `$W3C`.
     pub root: PathBuf,
+    /// The entailment regime queries are answered under: the tests that list
+    /// it run, the others are skipped. `None`: simple entailment, and tests
+    /// that need an entailment regime are skipped.
+    pub regime: Option<Regime>,
 }
 
 /// The suites Tern runs, under the test-suite root (`.../w3c-sparql`).
@@ -43,6 +48,7 @@ pub fn suites(root: &Path) -> Vec<Suite> {
         name,
         manifest: root.join(file),
         root: root.to_owned(),
+        regime: None,
     })
     .collect()
 }
@@ -97,6 +103,8 @@ pub struct TestSettings {
     /// [`RunOptions::suspend_seed`]).
     pub suspend_seed: Option<u64>,
     pub optional_joins: OptionalJoins,
+    /// The entailment queries are answered under.
+    pub inference: Inference,
 }
 
 impl Default for TestSettings {
@@ -105,6 +113,7 @@ impl Default for TestSettings {
             timeout: Duration::from_secs(10),
             suspend_seed: None,
             optional_joins: OptionalJoins::ByCost,
+            inference: Inference::None,
         }
     }
 }
@@ -130,13 +139,14 @@ pub fn run_suite(
         if !seen.insert(test.id.clone()) {
             continue;
         }
-        let outcome = match test.skip_reason() {
+        let outcome = match test.skip_reason_under(suite.regime.map(|r| r.iri)) {
             Some(reason) => Outcome::Skip(reason),
             None => {
                 let settings = TestSettings {
                     timeout: options.timeout,
                     suspend_seed: test_seed(options, &test.id),
                     optional_joins: options.optional_joins,
+                    inference: suite.regime.map_or(Inference::None, |r| r.inference),
                 };
                 match run_guarded(test.clone(), settings) {
                     // Keep reasons free of where the suites happen to be.
@@ -331,13 +341,9 @@ fn query_error(e: EngineError) -> String {
 fn collect_with_suspensions(
     engine: &Engine,
     text: &str,
-    base: &str,
+    request: &QueryRequest,
     seed: u64,
 ) -> Result<Actual, String> {
-    let request = QueryRequest {
-        base_iri: Some(base.to_owned()),
-        ..QueryRequest::default()
-    };
     let stash = Stash::default();
     let mut random = seed | 1;
     let mut next_count = move || {
@@ -349,10 +355,10 @@ fn collect_with_suspensions(
     let resume = |saved: SavedQuery| -> Result<Execution, String> {
         let saved = SavedQuery::from_bytes(&saved.to_bytes()).map_err(query_error)?;
         engine
-            .resume(text, &request, &saved, &stash)
+            .resume(text, request, &saved, &stash)
             .map_err(query_error)
     };
-    let mut execution = engine.execute(text, &request).map_err(query_error)?;
+    let mut execution = engine.execute(text, request).map_err(query_error)?;
     let mut solutions = Vec::new();
     let mut triples = Vec::new();
     loop {
@@ -422,9 +428,19 @@ fn run_evaluation_test(test: &TestCase, settings: TestSettings) -> Result<(), St
     let work = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
     let index = build_index(work.path(), &dataset)?;
     let engine = test_engine(index, settings.timeout, settings.optional_joins);
+    let request = QueryRequest {
+        base_iri: Some(base),
+        inference: Some(settings.inference),
+        ..QueryRequest::default()
+    };
     let actual = match settings.suspend_seed {
-        None => collect(engine.query(&text, Some(&base)).map_err(query_error)?)?,
-        Some(seed) => collect_with_suspensions(&engine, &text, &base, seed)?,
+        None => collect(
+            engine
+                .execute(&text, &request)
+                .map_err(query_error)?
+                .outcome,
+        )?,
+        Some(seed) => collect_with_suspensions(&engine, &text, &request, seed)?,
     };
 
     let wants_graph = matches!(

@@ -1,8 +1,10 @@
 //! Runs the W3C SPARQL 1.0 and 1.1 query test suites and checks the failures
-//! against `known-failures.txt`.
+//! against `known-failures.txt`, and the SPARQL 1.1 entailment tests of the
+//! RDFS regime against `known-failures-entailment.txt`.
 //!
 //! - `TERN_W3C_DIR`: the suites' folder (default `<repo>/../shared/w3c-sparql`);
-//! - `TERN_W3C_UPDATE=1`: rewrite `known-failures.txt` from this run;
+//! - `TERN_W3C_UPDATE=1`: rewrite the known-failures files from this run
+//!   (the entailment file keeps the reasons of the tests it lists);
 //! - `TERN_W3C_FILTER=text`: run only the tests whose IRI contains `text`, and
 //!   print each failure;
 //! - `TERN_W3C_TIMEOUT=seconds`: per-test timeout (default 10);
@@ -11,12 +13,15 @@
 //!
 //! `cargo test -p tern-w3c --test suite -- --nocapture` shows the summary.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tern_engine::OptionalJoins;
-use tern_w3c::report::{check_known, parse_known, render_known, summary};
-use tern_w3c::runner::{run_suite, suites, with_quiet_panics, Outcome, RunOptions, SuiteReport};
+use tern_w3c::entailment::entailment_suites;
+use tern_w3c::report::{check_known, parse_known, render_known, render_known_keeping, summary};
+use tern_w3c::runner::{
+    run_suite, suites, with_quiet_panics, Outcome, RunOptions, Suite, SuiteReport,
+};
 
 fn suite_root() -> PathBuf {
     match std::env::var_os("TERN_W3C_DIR") {
@@ -25,8 +30,42 @@ fn suite_root() -> PathBuf {
     }
 }
 
-fn known_failures_file() -> PathBuf {
-    manifest_dir().join("known-failures.txt")
+/// Suites checked against one known-failures file.
+struct Group {
+    suites: Vec<Suite>,
+    /// The file, in the package's folder.
+    known_failures: &'static str,
+    /// Whether a regeneration keeps the reasons the file gives (hand-written
+    /// ones) rather than writing the failure messages.
+    keeps_reasons: bool,
+}
+
+impl Group {
+    fn known_failures_file(&self) -> PathBuf {
+        manifest_dir().join(self.known_failures)
+    }
+
+    fn known(&self) -> BTreeMap<String, String> {
+        parse_known(&std::fs::read_to_string(self.known_failures_file()).unwrap_or_default())
+    }
+}
+
+/// The query and update suites, run under simple entailment.
+fn sparql_group() -> Option<Group> {
+    Some(Group {
+        suites: available(suites(&suite_root()))?,
+        known_failures: "known-failures.txt",
+        keeps_reasons: false,
+    })
+}
+
+/// The entailment tests of the regimes Tern answers (RDFS).
+fn entailment_group() -> Option<Group> {
+    Some(Group {
+        suites: available(entailment_suites(&suite_root()))?,
+        known_failures: "known-failures-entailment.txt",
+        keeps_reasons: true,
+    })
 }
 
 fn env_set(name: &str) -> bool {
@@ -34,9 +73,8 @@ fn env_set(name: &str) -> bool {
 }
 
 /// The suites, or `None` (after saying why) when they are missing outside CI.
-fn available_suites() -> Option<Vec<tern_w3c::runner::Suite>> {
+fn available(all: Vec<Suite>) -> Option<Vec<Suite>> {
     let root = suite_root();
-    let all = suites(&root);
     if let Some(missing) = all.iter().find(|s| !s.manifest.is_file()) {
         let message = format!(
             "W3C SPARQL test suite not found ({} is missing).\n\
@@ -70,7 +108,7 @@ fn run_options(suspend_seed: Option<u64>, optional_joins: OptionalJoins) -> RunO
     }
 }
 
-fn run_all(all: &[tern_w3c::runner::Suite], options: &RunOptions) -> Vec<SuiteReport> {
+fn run_all(all: &[Suite], options: &RunOptions) -> Vec<SuiteReport> {
     let started = Instant::now();
     let mut seen = HashSet::new();
     let runs: Vec<_> = with_quiet_panics(|| {
@@ -123,59 +161,78 @@ fn w3c_results_with_optional_per_left_row() {
 
 /// Runs the suites in another way and fails on tests that fail only that way.
 fn passes_as_plainly(suspend_seed: Option<u64>, optional_joins: OptionalJoins, way: &str) {
-    let Some(all) = available_suites() else {
-        return;
-    };
-    let reports = run_all(&all, &run_options(suspend_seed, optional_joins));
-    let known = parse_known(&std::fs::read_to_string(known_failures_file()).unwrap_or_default());
-    let check = check_known(&reports, &known, true);
-    for (iri, reason) in &check.regressions {
-        println!("  FAILS ONLY {way}: {iri} {reason}");
+    let mut regressions = 0;
+    for group in [sparql_group(), entailment_group()].into_iter().flatten() {
+        let reports = run_all(&group.suites, &run_options(suspend_seed, optional_joins));
+        let check = check_known(&reports, &group.known(), true);
+        for (iri, reason) in &check.regressions {
+            println!("  FAILS ONLY {way}: {iri} {reason}");
+        }
+        regressions += check.regressions.len();
     }
     assert!(
-        check.regressions.is_empty(),
-        "{} queries give other results {way}",
-        check.regressions.len()
+        regressions == 0,
+        "{regressions} queries give other results {way}"
     );
 }
 
 #[test]
 fn w3c_sparql_suites() {
-    let Some(all) = available_suites() else {
-        return;
-    };
+    if let Some(group) = sparql_group() {
+        passes_as_listed(&group);
+    }
+}
+
+/// The SPARQL 1.1 entailment tests that list the RDFS regime, run under
+/// Tern's RDFS inference.
+#[test]
+fn w3c_entailment_rdfs() {
+    if let Some(group) = entailment_group() {
+        passes_as_listed(&group);
+    }
+}
+
+/// Runs a group's suites and fails on a failure its known-failures file
+/// does not list, and on a listed test that passes or did not run.
+fn passes_as_listed(group: &Group) {
     let options = run_options(None, OptionalJoins::ByCost);
     let filter = options.filter.clone();
-    let reports = run_all(&all, &options);
+    let reports = run_all(&group.suites, &options);
 
-    let path = known_failures_file();
+    let path = group.known_failures_file();
+    let file = group.known_failures;
     if env_set("TERN_W3C_UPDATE") {
         assert!(
             filter.is_none(),
             "TERN_W3C_UPDATE needs a full run (unset TERN_W3C_FILTER)"
         );
-        std::fs::write(&path, render_known(&reports)).expect("cannot write known-failures.txt");
+        let text = if group.keeps_reasons {
+            render_known_keeping(
+                &reports,
+                &std::fs::read_to_string(&path).unwrap_or_default(),
+            )
+        } else {
+            render_known(&reports)
+        };
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("cannot write {file}: {e}"));
         println!("wrote {}", path.display());
         return;
     }
-    let known = parse_known(&std::fs::read_to_string(&path).unwrap_or_default());
-    let check = check_known(&reports, &known, filter.is_some());
+    let check = check_known(&reports, &group.known(), filter.is_some());
     if !check.regressions.is_empty() {
-        println!("\nNEW FAILURES (not in known-failures.txt):");
+        println!("\nNEW FAILURES (not in {file}):");
         for (iri, reason) in &check.regressions {
             println!("  {iri} {reason}");
         }
     }
     if !check.fixed.is_empty() {
-        println!("\nNOW PASSING: remove these lines from known-failures.txt:");
+        println!("\nNOW PASSING: remove these lines from {file}:");
         for iri in &check.fixed {
             println!("  {iri}");
         }
     }
     if !check.stale.is_empty() {
-        println!(
-            "\nLISTED BUT NOT RUN (skipped or gone): remove these lines from known-failures.txt:"
-        );
+        println!("\nLISTED BUT NOT RUN (skipped or gone): remove these lines from {file}:");
         for iri in &check.stale {
             println!("  {iri}");
         }
@@ -183,7 +240,7 @@ fn w3c_sparql_suites() {
     assert!(
         check.is_ok(),
         "{} new failures, {} listed tests now pass, {} listed tests did not run \
-         (see above; TERN_W3C_UPDATE=1 rewrites known-failures.txt)",
+         (see above; TERN_W3C_UPDATE=1 rewrites {file})",
         check.regressions.len(),
         check.fixed.len(),
         check.stale.len()

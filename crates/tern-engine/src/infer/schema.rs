@@ -213,6 +213,14 @@ impl Schema {
                 property_pairs.push((property, sup));
             }
         }
+        // rdfs6: every predicate of the data is a property, a
+        // subproperty of itself (those of the last build: the statistics').
+        for stats in &snapshot.stats().predicates {
+            let p = Id(stats.predicate);
+            if !property_supers.contains_key(&p) {
+                property_pairs.push((p, p));
+            }
+        }
 
         // Where each property's triples come from: (property, direction)
         // nodes, an edge from each node whose triples give the other's.

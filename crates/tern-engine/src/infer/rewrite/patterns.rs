@@ -105,10 +105,10 @@ impl Rewriter<'_> {
                 _ => Ok(None),
             },
             NamedNodePattern::NamedNode(p) if p.as_ref() == v::SUB_CLASS_OF => {
-                Ok(self.hierarchy(pattern, &self.schema.class_pairs))
+                Ok(self.hierarchy(pattern, &self.schema.class_pairs, true))
             }
             NamedNodePattern::NamedNode(p) if p.as_ref() == v::SUB_PROPERTY_OF => {
-                Ok(self.hierarchy(pattern, &self.schema.property_pairs))
+                Ok(self.hierarchy(pattern, &self.schema.property_pairs, false))
             }
             NamedNodePattern::NamedNode(p) if p.as_ref() == v::SAME_AS => {
                 if self.schema.regime != Inference::OwlRl || self.schema.synonyms.is_empty() {
@@ -198,26 +198,80 @@ impl Rewriter<'_> {
     }
 
     /// Patterns on `rdfs:subClassOf` or `rdfs:subPropertyOf`: the stored
-    /// triples and the pairs of the reflexive, transitive closure.
+    /// triples, the pairs of the reflexive, transitive closure and, for
+    /// classes (`typed_classes`), rdfs10's every class a subclass of itself.
     pub(super) fn hierarchy(
-        &self,
+        &mut self,
         pattern: &TriplePattern,
         pairs: &[(Term, Term)],
+        typed_classes: bool,
     ) -> Option<Vec<GraphPattern>> {
-        if pairs.is_empty() {
-            return None;
+        let mut alternatives = vec![GraphPattern::Bgp {
+            patterns: vec![pattern.clone()],
+        }];
+        if !pairs.is_empty() {
+            let rows = pairs
+                .iter()
+                .filter_map(|(a, b)| Some((ground(a)?, ground(b)?)))
+                .collect::<Vec<_>>();
+            alternatives.push(values_matching(&pattern.subject, &pattern.object, rows));
         }
-        let rows = pairs
-            .iter()
-            .filter_map(|(a, b)| Some((ground(a)?, ground(b)?)))
-            .collect::<Vec<_>>();
-        let values = values_matching(&pattern.subject, &pattern.object, rows);
-        Some(vec![
-            GraphPattern::Bgp {
-                patterns: vec![pattern.clone()],
-            },
-            values,
-        ])
+        if typed_classes {
+            alternatives.extend(self.typed_reflexive(pattern));
+        }
+        (alternatives.len() > 1).then_some(alternatives)
+    }
+
+    /// rdfs10 for the classes the data uses (objects of `rdf:type`, which
+    /// RDFS makes classes): `C rdfs:subClassOf C`.
+    fn typed_reflexive(&mut self, pattern: &TriplePattern) -> Option<GraphPattern> {
+        let instance = TermPattern::Variable(self.fresh_variable());
+        let typed = |class: TermPattern| GraphPattern::Bgp {
+            patterns: vec![TriplePattern {
+                subject: instance.clone(),
+                predicate: NamedNodePattern::NamedNode(v::TYPE.into_owned()),
+                object: class,
+            }],
+        };
+        // Whether any instance exists: one row, no columns.
+        let exists = |p: GraphPattern| GraphPattern::Slice {
+            inner: Box::new(GraphPattern::Project {
+                inner: Box::new(p),
+                variables: Vec::new(),
+            }),
+            start: 0,
+            length: Some(1),
+        };
+        let classes = |c: &Variable| GraphPattern::Distinct {
+            inner: Box::new(GraphPattern::Project {
+                inner: Box::new(typed(TermPattern::Variable(c.clone()))),
+                variables: vec![c.clone()],
+            }),
+        };
+        let extend = |inner: GraphPattern, variable: &Variable, expression: Expression| {
+            GraphPattern::Extend {
+                inner: Box::new(inner),
+                variable: variable.clone(),
+                expression,
+            }
+        };
+        use TermPattern::{NamedNode as N, Variable as V};
+        match (&pattern.subject, &pattern.object) {
+            (V(c), V(d)) if c == d => Some(classes(c)),
+            (V(c), V(d)) => Some(extend(classes(c), d, Expression::Variable(c.clone()))),
+            (N(c), V(d)) => Some(extend(
+                exists(typed(N(c.clone()))),
+                d,
+                Expression::NamedNode(c.clone()),
+            )),
+            (V(c), N(d)) => Some(extend(
+                exists(typed(N(d.clone()))),
+                c,
+                Expression::NamedNode(d.clone()),
+            )),
+            (N(c), N(d)) if c == d => Some(exists(typed(N(c.clone())))),
+            _ => None,
+        }
     }
 
     /// Alternatives for `subject rdf:type class`.
