@@ -373,6 +373,7 @@ class Virtuoso:
         self.args = args
         self.dir = directory or args.work / "virtuoso"
         self.graph, self.sql_port, self.http_port = graph, sql_port, http_port
+        self.load_s = None  # the bulk load's time (ld_dir, rdf_loader_run, checkpoint), when this start loaded
 
     def isql(self, sql: str, timeout: float = 3600) -> str:
         r = subprocess.run(["isql-vt", f"127.0.0.1:{self.sql_port}", "dba", "dba", f"exec={sql}"],
@@ -417,7 +418,8 @@ class Virtuoso:
             t = time.monotonic()
             nt = self.args.nt
             self.isql(f"ld_dir('{nt.parent}', '{nt.name}', '{self.graph}'); rdf_loader_run(); checkpoint;")
-            print(f"virtuoso: loaded {nt} in {time.monotonic() - t:.0f} s", file=sys.stderr)
+            self.load_s = time.monotonic() - t
+            print(f"virtuoso: loaded {nt} in {self.load_s:.0f} s", file=sys.stderr)
             marker.write_text(str(nt))
         return self
 

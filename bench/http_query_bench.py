@@ -501,13 +501,16 @@ def new_record() -> dict:
             "timeout": False, "status": None, "kind": None, "variables": None, "lines": None}
 
 
-def run_suite(suite, args) -> dict:
+def run_suite(suite, args, server_classes: dict | None = None) -> dict:
+    """Runs the suite on args.engines, each started from its class in
+    server_classes (default: SERVERS)."""
     engines = args.engines
+    server_classes = server_classes or SERVERS
     with contextlib.ExitStack() as stack:
         servers = {}
         for e in engines:
             t = time.monotonic()
-            servers[e] = stack.enter_context(SERVERS[e](args))
+            servers[e] = stack.enter_context(server_classes[e](args))
             print(f"  {e}: started (pid {servers[e].proc.pid}, port {servers[e].port}) in {time.monotonic() - t:.1f} s",
                   file=sys.stderr)
         grace = max(10.0, args.timeout / 2)
@@ -769,6 +772,33 @@ def report_differences(results: dict) -> str:
     return "\n".join(out)
 
 
+def check_programs(ap: argparse.ArgumentParser, args) -> None:
+    """A usage error if the program of one of args.engines (tern, tern-..., oxigraph,
+    virtuoso) is missing."""
+    if any(e.startswith("tern") for e in args.engines) and not os.access(args.tern, os.X_OK):
+        ap.error(f"no tern binary at {args.tern} (build it with `cargo build --release -p tern-cli`, or pass --tern)")
+    if "oxigraph" in args.engines and not os.access(args.oxigraph, os.X_OK):
+        ap.error(f"no {args.oxigraph}: run bench/setup_peers.sh first")
+    if "virtuoso" in args.engines and not shutil.which("virtuoso-t"):
+        ap.error("no virtuoso-t: apt-get install -y virtuoso-opensource")
+
+
+def report_header(benchmark: str, started: datetime.datetime, args) -> dict:
+    """The fields a report of a run of this harness starts with (args: runs,
+    timeout, tern_commit)."""
+    return {
+        "benchmark": benchmark,
+        "started": started.isoformat(timespec="seconds"),
+        "machine": machine(),
+        "runs": args.runs,
+        "timeout_s": args.timeout,
+        "git_commit": git_commit(),
+        "tern_commit": args.tern_commit,
+        "client": "python http.client, one persistent connection per engine (TCP_NODELAY), form POST, "
+                  f"Accept {JSON_RESULTS} (CONSTRUCT/DESCRIBE: {NTRIPLES}); latency = request sent to body read and parsed",
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tern", type=Path, default=DEFAULT_TERN, help="tern binary (default: %(default)s)")
@@ -820,12 +850,7 @@ def main() -> None:
     suites = [s.strip() for s in args.suites.split(",") if s.strip()]
     if unknown := set(suites) - set(SUITES):
         ap.error(f"unknown suite(s): {', '.join(sorted(unknown))}")
-    if "tern" in args.engines and not os.access(args.tern, os.X_OK):
-        ap.error(f"no tern binary at {args.tern} (build it with `cargo build --release -p tern-cli`, or pass --tern)")
-    if "oxigraph" in args.engines and not os.access(args.oxigraph, os.X_OK):
-        ap.error(f"no {args.oxigraph}: run bench/setup_peers.sh first")
-    if "virtuoso" in args.engines and not shutil.which("virtuoso-t"):
-        ap.error("no virtuoso-t: apt-get install -y virtuoso-opensource")
+    check_programs(ap, args)
     args.work = args.work.resolve()
 
     def interrupt(*_):
@@ -866,15 +891,7 @@ def main() -> None:
         results[name] = res
 
     report = {
-        "benchmark": "http-query",
-        "started": started.isoformat(timespec="seconds"),
-        "machine": machine(),
-        "runs": args.runs,
-        "timeout_s": args.timeout,
-        "git_commit": git_commit(),
-        "tern_commit": args.tern_commit,
-        "client": "python http.client, one persistent connection per engine (TCP_NODELAY), form POST, "
-                  f"Accept {JSON_RESULTS} (CONSTRUCT/DESCRIBE: {NTRIPLES}); latency = request sent to body read and parsed",
+        **report_header("http-query", started, args),
         "engines": {
             "tern": {"binary": str(args.tern), "version": tool_version([str(args.tern), "--version"])},
             "oxigraph": {"binary": str(args.oxigraph), "version": tool_version([str(args.oxigraph), "--version"])},
