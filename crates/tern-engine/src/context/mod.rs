@@ -8,7 +8,9 @@
 mod limits;
 mod memory;
 mod query_context;
+mod synonyms;
 
 pub use limits::{CancelFlag, Limits};
 pub use memory::{row_vec_bytes, MemoryAccount, MemoryCharge, SharedMemory};
 pub use query_context::{GraphSet, QueryContext};
+pub use synonyms::SynonymTable;

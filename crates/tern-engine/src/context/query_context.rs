@@ -64,6 +64,9 @@ pub struct QueryContext {
     yielded: AtomicBool,
     pub base_iri: Option<oxiri::Iri<String>>,
     pub now: oxsdatatypes::DateTime,
+    /// The sameAs classes, when the query runs under OWL RL inference and
+    /// the data has any (set once, before planning).
+    pub synonyms: std::sync::OnceLock<Arc<super::SynonymTable>>,
 }
 
 impl QueryContext {
@@ -95,6 +98,7 @@ impl QueryContext {
             yielded: AtomicBool::new(false),
             base_iri,
             now: now.unwrap_or_else(oxsdatatypes::DateTime::now),
+            synonyms: std::sync::OnceLock::new(),
         }
     }
 

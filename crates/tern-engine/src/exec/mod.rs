@@ -41,6 +41,7 @@ mod semi_join;
 mod shortest_path;
 mod slice;
 mod sort_steps;
+mod synonyms;
 mod union;
 mod values;
 
@@ -77,5 +78,6 @@ pub use shortest_path::{
     ShortestPath,
 };
 pub use slice::Slice;
+pub use synonyms::Synonyms;
 pub use union::Union;
 pub use values::Values;

@@ -12,6 +12,7 @@
 
 use super::vocabulary as v;
 use super::Inference;
+use crate::context::SynonymTable;
 use crate::EngineError;
 use oxrdf::{NamedNode, NamedNodeRef, Term};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -90,6 +91,9 @@ pub struct Schema {
     pub synonyms: FxHashMap<Term, Arc<[Term]>>,
     /// Named classes whose instances are not only those stored.
     pub derived_classes: Vec<NamedNode>,
+    /// The sameAs classes as IDs, canonical member first (the same order
+    /// as `synonyms`).
+    pub synonym_ids: Arc<SynonymTable>,
 }
 
 impl Schema {
@@ -435,14 +439,20 @@ impl Schema {
             };
             schema.restrictions.insert(class, restriction);
         }
+        let mut id_classes = Vec::new();
         for members in &same_as_classes {
-            let mut members: Vec<Term> = members.iter().filter_map(term).collect();
-            members.sort_by_key(|t| t.to_string());
-            let members: Arc<[Term]> = members.into();
+            let mut members: Vec<(Id, Term)> = members
+                .iter()
+                .filter_map(|id| Some((*id, term(id)?)))
+                .collect();
+            members.sort_by_key(|(_, t)| t.to_string());
+            id_classes.push(members.iter().map(|(id, _)| *id).collect());
+            let members: Arc<[Term]> = members.into_iter().map(|(_, t)| t).collect();
             for m in members.iter() {
                 schema.synonyms.insert(m.clone(), members.clone());
             }
         }
+        schema.synonym_ids = Arc::new(SynonymTable::new(id_classes));
         let mut derived: Vec<NamedNode> = schema
             .sub_classes
             .keys()

@@ -42,4 +42,4 @@ mod value_range;
 mod values_filter;
 
 pub use optional::OptionalJoins;
-pub use planner::{GraphContext, Planner};
+pub use planner::{GraphContext, Planner, SYNONYMS_SERVICE};

@@ -13,7 +13,7 @@ use super::{
 use crate::context::QueryContext;
 use crate::exec::{
     BoxedOperator, Distinct, Extend, Group, HashJoin, Measured, Minus, OrderBy, PathScan, Project,
-    Slice, Union, Values,
+    Slice, Synonyms, Union, Values,
 };
 use crate::expr::Scope;
 use crate::EngineError;
@@ -405,6 +405,14 @@ impl Planner {
                 aggregates.clone(),
                 self.scope(graph),
             )),
+            GraphPattern::Service {
+                name: NamedNodePattern::NamedNode(name),
+                inner,
+                ..
+            } if name.as_str().starts_with(SYNONYMS_SERVICE) => {
+                let inner = self.plan(inner, graph)?;
+                return Ok(self.with_synonyms(inner, &name.as_str()[SYNONYMS_SERVICE.len()..]));
+            }
             GraphPattern::Service { .. } if path_service::is_path_service(pattern) => {
                 return self.plan_path_service(pattern, None, graph)
             }
@@ -416,6 +424,37 @@ impl Planner {
             #[allow(unreachable_patterns)]
             other => return Err(EngineError::Unsupported(format!("graph pattern {other}"))),
         })
+    }
+}
+
+/// The prefix of the SERVICE IRIs the inference rewriting puts around a
+/// pattern whose values stand for their owl:sameAs synonyms:
+/// `urn:tern:synonyms:all:x,y` (or `canonical:`), then the variables.
+pub const SYNONYMS_SERVICE: &str = "urn:tern:synonyms:";
+
+impl Planner {
+    /// `input` with the named variables' values replaced by their synonyms
+    /// (`spec`: `all:` or `canonical:`, then variable names, comma
+    /// separated); as it is when the query has no sameAs classes.
+    fn with_synonyms(&self, input: BoxedOperator, spec: &str) -> BoxedOperator {
+        let Some(table) = self.ctx.synonyms.get() else {
+            return input;
+        };
+        let (mode, names) = spec.split_once(':').unwrap_or((spec, ""));
+        let columns: Vec<usize> = names
+            .split(',')
+            .filter_map(|name| input.variables().iter().position(|v| v.as_str() == name))
+            .collect();
+        if columns.is_empty() {
+            return input;
+        }
+        Box::new(Synonyms::new(
+            self.ctx.clone(),
+            input,
+            columns,
+            table.clone(),
+            mode == "canonical",
+        ))
     }
 }
 

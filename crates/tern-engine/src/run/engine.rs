@@ -320,6 +320,9 @@ impl Engine {
             let schema =
                 self.schemas
                     .get(&ctx.index, mode.regime, self.options.schema_graph.as_ref())?;
+            if mode.regime == Inference::OwlRl && !schema.synonym_ids.is_empty() {
+                let _ = ctx.synonyms.set(schema.synonym_ids.clone());
+            }
             rewritten = rewrite(pattern, &schema, mode)?;
             &rewritten
         };

@@ -23,7 +23,7 @@ use crate::EngineError;
 use oxrdf::{NamedNode, Term, Variable};
 use spargebra::algebra::{Expression, GraphPattern, PropertyPathExpression as Path};
 use spargebra::term::{NamedNodePattern, TriplePattern};
-use terms::{alternatives_path, named_blank, oriented_step};
+use terms::{alternatives_path, named_blank, oriented_step, pattern_variables};
 
 /// Most patterns one query's rewriting may produce (a deep or wide schema
 /// multiplies them).
@@ -229,6 +229,7 @@ impl Rewriter<'_> {
 
     fn bgp(&mut self, patterns: &[TriplePattern]) -> Result<GraphPattern, EngineError> {
         let mut stored = Vec::new();
+        // Each rewritten pattern with the variables it binds.
         let mut entailed = Vec::new();
         for pattern in patterns {
             // Blank nodes of the query are variables; once a pattern leaves
@@ -239,18 +240,28 @@ impl Rewriter<'_> {
                 object: named_blank(&pattern.object),
             };
             match self.entailed(&pattern)? {
-                Some(rewritten) => entailed.push(rewritten),
+                Some(rewritten) => entailed.push((rewritten, pattern_variables(&pattern))),
                 None => stored.push(pattern),
             }
         }
+        let mut bound: Vec<Variable> = stored.iter().flat_map(pattern_variables).collect();
         let mut joined = (!stored.is_empty() || entailed.is_empty())
             .then_some(GraphPattern::Bgp { patterns: stored });
-        for e in entailed {
+        // Joined in an order where each shares a variable with those before
+        // it where it can: the joins are planned in this order, and a pattern
+        // sharing nothing with its left side is a cross product.
+        while !entailed.is_empty() {
+            let next = entailed
+                .iter()
+                .position(|(_, vars)| vars.iter().any(|v| bound.contains(v)))
+                .unwrap_or(0);
+            let (pattern, vars) = entailed.remove(next);
+            bound.extend(vars);
             joined = Some(match joined {
-                None => e,
+                None => pattern,
                 Some(left) => GraphPattern::Join {
                     left: Box::new(left),
-                    right: Box::new(e),
+                    right: Box::new(pattern),
                 },
             });
         }

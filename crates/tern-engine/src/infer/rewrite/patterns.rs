@@ -11,7 +11,7 @@ use crate::infer::Inference;
 use crate::infer::SameAsAnswers;
 use crate::EngineError;
 use oxrdf::{NamedNode, Term, Variable};
-use spargebra::algebra::{Expression, Function, GraphPattern, PropertyPathExpression as Path};
+use spargebra::algebra::{Expression, Function, GraphPattern};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 
 impl Rewriter<'_> {
@@ -21,26 +21,26 @@ impl Rewriter<'_> {
         &mut self,
         pattern: &TriplePattern,
     ) -> Result<Option<GraphPattern>, EngineError> {
-        let has_synonyms = self.schema.regime == Inference::OwlRl
-            && !self.schema.synonyms.is_empty()
-            && !is_same_as(pattern);
-        if has_synonyms {
-            let mut variables = pattern_variables(pattern);
-            variables.extend(self.graph_variable.clone());
-            let expanded = self.with_synonyms(pattern, 0)?;
-            let mut rewritten = GraphPattern::Project {
-                inner: Box::new(expanded),
-                variables,
-            };
-            if self.same_as == SameAsAnswers::Canonical {
-                rewritten = self.canonical_only(pattern, rewritten);
-            }
-            return Ok(Some(GraphPattern::Distinct {
-                inner: Box::new(rewritten),
-            }));
+        // With sameAs classes every pattern reads synonyms (eq-rep-s/o).
+        let synonyms = self.synonyms_active() && !is_same_as(pattern);
+        let alternatives = match self.alternatives(pattern)? {
+            Some(alternatives) => alternatives,
+            None if synonyms => vec![self.leaf(pattern)],
+            None => return Ok(None),
+        };
+        let rewritten = self.distinct(pattern, alternatives);
+        if !(synonyms && self.same_as == SameAsAnswers::Canonical) {
+            return Ok(Some(rewritten));
         }
-        self.alternatives(pattern)
-            .map(|alternatives| alternatives.map(|a| self.distinct(pattern, a)))
+        // Canonical answers: each value its class's canonical member.
+        Ok(Some(GraphPattern::Distinct {
+            inner: Box::new(self.synonyms_of_ends(
+                &pattern.subject,
+                &pattern.object,
+                "canonical",
+                rewritten,
+            )),
+        }))
     }
 
     /// DISTINCT over the pattern's own variables of the union of
@@ -71,9 +71,8 @@ impl Rewriter<'_> {
             predicate,
             object,
         } = pattern;
-        let stored = || GraphPattern::Bgp {
-            patterns: vec![pattern.clone()],
-        };
+        let leaf = self.leaf(pattern);
+        let stored = || leaf.clone();
         let schema_answer =
             |p: &NamedNode| [v::SUB_CLASS_OF, v::SUB_PROPERTY_OF, v::SAME_AS].contains(&p.as_ref());
         match predicate {
@@ -274,6 +273,34 @@ impl Rewriter<'_> {
         }
     }
 
+    /// `subject rdf:type class`, stored (a named class only).
+    fn stored_type(&self, subject: &TermPattern, class: &Term) -> Option<GraphPattern> {
+        let Term::NamedNode(c) = class else {
+            return None;
+        };
+        Some(self.leaf(&TriplePattern {
+            subject: subject.clone(),
+            predicate: NamedNodePattern::NamedNode(v::TYPE.into_owned()),
+            object: TermPattern::NamedNode(c.clone()),
+        }))
+    }
+
+    /// Stored triples of `property` read in `direction`.
+    fn stored_triple(
+        &self,
+        subject: &TermPattern,
+        property: &NamedNode,
+        direction: Direction,
+        object: &TermPattern,
+    ) -> GraphPattern {
+        let (s, o) = oriented(subject, object, direction);
+        self.leaf(&TriplePattern {
+            subject: s.clone(),
+            predicate: NamedNodePattern::NamedNode(property.clone()),
+            object: o.clone(),
+        })
+    }
+
     /// Alternatives for `subject rdf:type class`.
     pub(super) fn class(
         &mut self,
@@ -281,24 +308,14 @@ impl Rewriter<'_> {
         class: &Term,
     ) -> Result<Vec<GraphPattern>, EngineError> {
         self.spend()?;
-        let stored = |class: &Term| match class {
-            Term::NamedNode(c) => Some(GraphPattern::Bgp {
-                patterns: vec![TriplePattern {
-                    subject: subject.clone(),
-                    predicate: NamedNodePattern::NamedNode(v::TYPE.into_owned()),
-                    object: TermPattern::NamedNode(c.clone()),
-                }],
-            }),
-            _ => None,
-        };
         if self.open_classes.contains(class) {
-            return Ok(stored(class).into_iter().collect());
+            return Ok(self.stored_type(subject, class).into_iter().collect());
         }
         self.open_classes.push(class.clone());
         let mut alternatives = Vec::new();
         let schema = self.schema;
         for sub in schema.sub_classes_of(class) {
-            alternatives.extend(stored(&sub));
+            alternatives.extend(self.stored_type(subject, &sub));
             // rdfs2, rdfs3: the subjects (objects) of a property with
             // this domain (range).
             for (property, _) in schema.domains.iter().filter(|(_, d)| *d == sub) {
@@ -374,32 +391,26 @@ impl Rewriter<'_> {
         object: &TermPattern,
     ) -> Result<Vec<GraphPattern>, EngineError> {
         self.spend()?;
-        let stored = |q: &NamedNode, d: Direction| {
-            let (s, o) = oriented(subject, object, d);
-            GraphPattern::Bgp {
-                patterns: vec![TriplePattern {
-                    subject: s.clone(),
-                    predicate: NamedNodePattern::NamedNode(q.clone()),
-                    object: o.clone(),
-                }],
-            }
-        };
         if self.open_properties.contains(property) {
-            return Ok(vec![stored(property, Direction::Forward)]);
+            return Ok(vec![self.stored_triple(
+                subject,
+                property,
+                Direction::Forward,
+                object,
+            )]);
         }
         self.open_properties.push(property.clone());
         let sources = self.schema.sources_of(property);
-        let mut alternatives: Vec<GraphPattern> =
-            sources.stored.iter().map(|(q, d)| stored(q, *d)).collect();
+        let mut alternatives: Vec<GraphPattern> = sources
+            .stored
+            .iter()
+            .map(|(q, d)| self.stored_triple(subject, q, *d, object))
+            .collect();
         for (inner, d) in &sources.closures {
             let steps = inner.iter().map(|(q, d)| oriented_step(q, *d)).collect();
             if let Some(step) = alternatives_path(steps) {
                 let (s, o) = oriented(subject, object, *d);
-                alternatives.push(GraphPattern::Path {
-                    subject: s.clone(),
-                    path: Path::OneOrMore(Box::new(step)),
-                    object: o.clone(),
-                });
+                alternatives.push(self.closure_leaf(s, step, o));
             }
         }
         // cls-hv1: instances of a hasValue restriction have its value.

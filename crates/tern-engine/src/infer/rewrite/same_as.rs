@@ -3,124 +3,129 @@
 
 use super::terms::*;
 use super::Rewriter;
-use crate::EngineError;
-use oxrdf::{Term, Variable};
-use spargebra::algebra::{Expression, GraphPattern};
-use spargebra::term::{TermPattern, TriplePattern};
+use crate::infer::vocabulary as v;
+use crate::infer::Inference;
+use crate::plan::SYNONYMS_SERVICE;
+use oxrdf::{NamedNode, Term};
+use spargebra::algebra::{GraphPattern, PropertyPathExpression as Path};
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 
 impl Rewriter<'_> {
-    /// The pattern's answers with each synonym of its subject and object
-    /// (positions from `position` on): OWL RL's `eq-rep-s` and `eq-rep-o`.
-    pub(super) fn with_synonyms(
-        &mut self,
-        pattern: &TriplePattern,
-        position: usize,
-    ) -> Result<GraphPattern, EngineError> {
-        if position > 1 {
-            return Ok(match self.alternatives(pattern)? {
-                Some(alternatives) => union(alternatives),
-                None => GraphPattern::Bgp {
-                    patterns: vec![pattern.clone()],
-                },
-            });
-        }
-        let term = if position == 0 {
-            &pattern.subject
-        } else {
-            &pattern.object
-        };
-        let replaced = |by: TermPattern| {
-            let mut p = pattern.clone();
-            if position == 0 {
-                p.subject = by;
-            } else {
-                p.object = by;
-            }
-            p
-        };
-        match term {
-            TermPattern::NamedNode(n) => {
-                let synonyms = self.schema.synonyms_of(&n.clone().into());
-                let mut branches = Vec::new();
-                for synonym in synonyms.iter() {
-                    if let Term::NamedNode(s) = synonym {
-                        let p = replaced(TermPattern::NamedNode(s.clone()));
-                        branches.push(self.with_synonyms(&p, position + 1)?);
-                    }
-                }
-                Ok(union(branches))
-            }
-            TermPattern::Variable(var) if !shares_variable(pattern, var, position) => {
-                let same = self.with_synonyms(pattern, position + 1)?;
-                let stand_in = self.fresh_variable();
-                let other = self.with_synonyms(
-                    &replaced(TermPattern::Variable(stand_in.clone())),
-                    position + 1,
-                )?;
-                let pairs = self.synonym_pairs(&stand_in, var);
-                Ok(GraphPattern::Union {
-                    left: Box::new(same),
-                    right: Box::new(GraphPattern::Join {
-                        left: Box::new(other),
-                        right: Box::new(pairs),
-                    }),
-                })
-            }
-            _ => self.with_synonyms(pattern, position + 1),
-        }
+    /// Whether patterns read synonyms: OWL RL, and the data has sameAs.
+    pub(super) fn synonyms_active(&self) -> bool {
+        self.schema.regime == Inference::OwlRl && !self.schema.synonyms.is_empty()
     }
 
-    /// `VALUES (?from ?to)` with every pair of distinct synonyms.
-    pub(super) fn synonym_pairs(&self, from: &Variable, to: &Variable) -> GraphPattern {
-        let mut bindings = Vec::new();
-        let mut classes: Vec<&std::sync::Arc<[Term]>> = self.schema.synonyms.values().collect();
-        classes.sort_by_key(|c| c[0].to_string());
-        classes.dedup_by(|a, b| std::sync::Arc::ptr_eq(a, b));
-        for class in classes {
-            for a in class.iter().filter_map(ground) {
-                for b in class.iter().filter_map(ground) {
-                    if a != b {
-                        bindings.push(vec![Some(a.clone()), Some(b)]);
-                    }
-                }
+    /// A stored pattern, matched with every synonym of its subject and
+    /// object: a constant with synonyms becomes each of them (a union), and
+    /// a variable's values are replaced by their synonyms at run time (the
+    /// `SameAs` operator).
+    pub(super) fn leaf(&self, pattern: &TriplePattern) -> GraphPattern {
+        if !self.synonyms_active() || is_same_as(pattern) {
+            return GraphPattern::Bgp {
+                patterns: vec![pattern.clone()],
+            };
+        }
+        let inner = self.each_synonym(&pattern.subject, &pattern.object, |s, o| {
+            GraphPattern::Bgp {
+                patterns: vec![TriplePattern {
+                    subject: s,
+                    predicate: pattern.predicate.clone(),
+                    object: o,
+                }],
             }
-        }
-        GraphPattern::Values {
-            variables: vec![from.clone(), to.clone()],
-            bindings,
-        }
+        });
+        self.synonyms_of_ends(&pattern.subject, &pattern.object, "all", inner)
     }
 
-    /// Keeps the solutions whose subject and object variables hold no
-    /// synonym other than the canonical one of its class.
-    pub(super) fn canonical_only(
+    /// A transitive closure `subject step+ object` over stored triples,
+    /// with synonyms: a chain may pass from a node to any of its synonyms
+    /// between two steps, and its ends are read as for [`leaf`](Self::leaf).
+    pub(super) fn closure_leaf(
         &self,
-        pattern: &TriplePattern,
+        subject: &TermPattern,
+        step: Path,
+        object: &TermPattern,
+    ) -> GraphPattern {
+        if !self.synonyms_active() {
+            return GraphPattern::Path {
+                subject: subject.clone(),
+                path: Path::OneOrMore(Box::new(step)),
+                object: object.clone(),
+            };
+        }
+        let same_as = Path::NamedNode(v::SAME_AS.into_owned());
+        let hop = Path::ZeroOrMore(Box::new(Path::Alternative(
+            Box::new(same_as.clone()),
+            Box::new(Path::Reverse(Box::new(same_as))),
+        )));
+        let path = Path::OneOrMore(Box::new(Path::Sequence(Box::new(step), Box::new(hop))));
+        let inner = self.each_synonym(subject, object, |s, o| GraphPattern::Path {
+            subject: s,
+            path: path.clone(),
+            object: o,
+        });
+        self.synonyms_of_ends(subject, object, "all", inner)
+    }
+
+    /// The union of `make(s, o)` over the synonyms of constant ends.
+    fn each_synonym(
+        &self,
+        subject: &TermPattern,
+        object: &TermPattern,
+        make: impl Fn(TermPattern, TermPattern) -> GraphPattern,
+    ) -> GraphPattern {
+        let synonyms = |t: &TermPattern| -> Vec<TermPattern> {
+            match t {
+                TermPattern::NamedNode(n) => self
+                    .schema
+                    .synonyms_of(&n.clone().into())
+                    .iter()
+                    .filter_map(|m| match m {
+                        Term::NamedNode(m) => Some(TermPattern::NamedNode(m.clone())),
+                        _ => None,
+                    })
+                    .collect(),
+                other => vec![other.clone()],
+            }
+        };
+        let mut branches = Vec::new();
+        for s in synonyms(subject) {
+            for o in synonyms(object) {
+                branches.push(make(s.clone(), o));
+            }
+        }
+        union(branches)
+    }
+
+    /// `inner` with the values of the ends' variables replaced by their
+    /// synonyms (`mode` "all") or canonical members ("canonical").
+    pub(super) fn synonyms_of_ends(
+        &self,
+        subject: &TermPattern,
+        object: &TermPattern,
+        mode: &str,
         inner: GraphPattern,
     ) -> GraphPattern {
-        let others: Vec<Expression> = self
-            .schema
-            .synonyms
-            .iter()
-            .filter(|(member, class)| **member != class[0])
-            .filter_map(|(member, _)| match member {
-                Term::NamedNode(n) => Some(Expression::NamedNode(n.clone())),
-                _ => None,
-            })
-            .collect();
-        let mut filtered = inner;
-        for term in [&pattern.subject, &pattern.object] {
-            if let TermPattern::Variable(var) = term {
-                filtered = GraphPattern::Filter {
-                    expr: Expression::Not(Box::new(Expression::In(
-                        Box::new(Expression::Variable(var.clone())),
-                        others.clone(),
-                    ))),
-                    inner: Box::new(filtered),
-                };
+        let mut names: Vec<&str> = Vec::new();
+        for t in [subject, object] {
+            if let TermPattern::Variable(v) = t {
+                if !names.contains(&v.as_str()) {
+                    names.push(v.as_str());
+                }
             }
         }
-        filtered
+        if names.is_empty() {
+            return inner;
+        }
+        GraphPattern::Service {
+            name: NamedNodePattern::NamedNode(NamedNode::new_unchecked(format!(
+                "{SYNONYMS_SERVICE}{mode}:{}",
+                names.join(",")
+            ))),
+            inner: Box::new(inner),
+            silent: false,
+        }
     }
 
     /// `owl:sameAs` patterns: the symmetric, transitive closure of the
@@ -130,14 +135,29 @@ impl Rewriter<'_> {
         subject: &TermPattern,
         object: &TermPattern,
     ) -> GraphPattern {
+        // Only the class of a constant end, when there is one.
+        let constant = |t: &TermPattern| match t {
+            TermPattern::NamedNode(n) => Some(Term::from(n.clone())),
+            _ => None,
+        };
+        let classes: Vec<std::sync::Arc<[Term]>> =
+            match constant(subject).or_else(|| constant(object)) {
+                Some(c) => self.schema.synonyms.get(&c).cloned().into_iter().collect(),
+                None => {
+                    let mut all: Vec<_> = self.schema.synonyms.values().cloned().collect();
+                    all.sort_by_cached_key(|c| c[0].to_string());
+                    all.dedup_by(|a, b| std::sync::Arc::ptr_eq(a, b));
+                    all
+                }
+            };
         let mut rows = Vec::new();
-        for (member, class) in &self.schema.synonyms {
-            let Some(a) = ground(member) else { continue };
-            for b in class.iter().filter_map(ground) {
-                rows.push((a.clone(), b));
+        for class in &classes {
+            for a in class.iter().filter_map(ground) {
+                for b in class.iter().filter_map(ground) {
+                    rows.push((a.clone(), b));
+                }
             }
         }
-        rows.sort_by_key(|(a, b)| (a.to_string(), b.to_string()));
         values_matching(subject, object, rows)
     }
 }

@@ -81,22 +81,6 @@ pub(super) fn is_same_as(pattern: &TriplePattern) -> bool {
     matches!(&pattern.predicate, NamedNodePattern::NamedNode(p) if p.as_ref() == v::SAME_AS)
 }
 
-/// Whether `variable`, at `position` (0 subject, 1 object), also occurs
-/// elsewhere in the pattern.
-pub(super) fn shares_variable(
-    pattern: &TriplePattern,
-    variable: &Variable,
-    position: usize,
-) -> bool {
-    let other = if position == 0 {
-        &pattern.object
-    } else {
-        &pattern.subject
-    };
-    matches!(other, TermPattern::Variable(v) if v == variable)
-        || matches!(&pattern.predicate, NamedNodePattern::Variable(v) if v == variable)
-}
-
 pub(super) fn ground(term: &Term) -> Option<GroundTerm> {
     match term {
         Term::NamedNode(n) => Some(GroundTerm::NamedNode(n.clone())),
