@@ -39,23 +39,33 @@ impl Synonyms {
         }
     }
 
-    fn expand(&self, batch: &Batch) -> Batch {
+    fn expand(&self, batch: Batch) -> Batch {
         let width = batch.columns.len();
+        // Most values have no synonym: those rows pass as they are.
+        let plain = (0..batch.len).all(|i| {
+            self.columns
+                .iter()
+                .all(|&c| self.table.class_of(batch.columns[c][i]).is_none())
+        });
+        if plain {
+            return batch;
+        }
         let mut out = Batch::with_columns(width);
         let mut row = Vec::with_capacity(width);
+        let mut lists: Vec<&[Id]> = Vec::with_capacity(self.columns.len());
+        let mut picks = vec![0usize; self.columns.len()];
         for i in 0..batch.len {
             batch.row_into(i, &mut row);
-            let lists: Vec<Vec<Id>> = self
-                .columns
-                .iter()
-                .map(|&c| match self.table.class_of(row[c]) {
-                    Some(class) if self.canonical => vec![class[0]],
-                    Some(class) => class.to_vec(),
-                    None => vec![row[c]],
-                })
-                .collect();
+            lists.clear();
+            for &c in &self.columns {
+                lists.push(match self.table.class_of(row[c]) {
+                    Some(class) if self.canonical => &class[..1],
+                    Some(class) => class,
+                    None => std::slice::from_ref(&batch.columns[c][i]),
+                });
+            }
             // Every combination of the columns' values.
-            let mut picks = vec![0usize; lists.len()];
+            picks.iter_mut().for_each(|p| *p = 0);
             loop {
                 for (k, &c) in self.columns.iter().enumerate() {
                     row[c] = lists[k][picks[k]];
@@ -131,6 +141,6 @@ impl Operator for Synonyms {
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         self.ctx.check()?;
-        Ok(self.input.next_batch()?.map(|batch| self.expand(&batch)))
+        Ok(self.input.next_batch()?.map(|batch| self.expand(batch)))
     }
 }

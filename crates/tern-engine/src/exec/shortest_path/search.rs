@@ -118,6 +118,9 @@ impl Side {
         let mut meetings = Vec::new();
         let mut edges = Vec::new();
         let level = self.level + 1;
+        // In ID order, consecutive lookups often read the same index block
+        // (the lookup keeps the block it read last).
+        self.frontier.sort_unstable();
         for &node in &self.frontier {
             *expanded += 1;
             if expanded.is_multiple_of(CHECK_EVERY) {
