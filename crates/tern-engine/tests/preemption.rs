@@ -73,6 +73,10 @@ const QUERIES: &[&str] = &[
     "SELECT ?a (COUNT(*) AS ?n) (SAMPLE(?o) AS ?any) WHERE { ?a ?p ?o } GROUP BY ?a",
     // Sorted keeping only the best rows as they come (a small LIMIT).
     "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?o LIMIT 30 OFFSET 5",
+    // A path search (everyone person1 reaches, with the distance), and one
+    // per row of its input.
+    "PREFIX ex: <http://example.org/> PREFIX path: <urn:tern:path:> SELECT ?e ?l WHERE { SERVICE <urn:tern:path> { [] path:source ex:person1 ; path:predicate ex:knows ; path:end ?e ; path:length ?l } }",
+    "PREFIX ex: <http://example.org/> PREFIX path: <urn:tern:path:> SELECT ?a ?l WHERE { ?a ex:city ex:city3 . SERVICE <urn:tern:path> { [] path:source ?a ; path:target ex:person7 ; path:predicate ex:knows ; path:length ?l } }",
 ];
 
 /// The next number of a xorshift sequence: seeded, reproducible suspension
