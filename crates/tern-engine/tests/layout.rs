@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// From the bottom up: each stage may use the ones before it.
 const LAYERS: &[&str] = &[
-    "error", "suspend", "context", "expr", "exec", "plan", "run", "update",
+    "error", "suspend", "context", "expr", "exec", "plan", "infer", "run", "update",
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

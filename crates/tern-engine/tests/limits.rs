@@ -100,7 +100,12 @@ fn the_budget_counts_every_operator_of_a_query_together() {
         "{result:?}"
     );
     assert!(first_row(&engine, FOUR_WAY, &budget(64 << 20)).is_ok());
-    // A failed query gives its memory back.
+    // A failed query gives its memory back (its operators are dropped on a
+    // background thread: wait for it).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while engine.memory_in_use() != 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     assert_eq!(engine.memory_in_use(), 0);
 }
 
