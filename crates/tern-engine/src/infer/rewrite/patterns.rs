@@ -12,7 +12,7 @@ use crate::infer::SameAsAnswers;
 use crate::EngineError;
 use oxrdf::{NamedNode, Term, Variable};
 use spargebra::algebra::{Expression, Function, GraphPattern};
-use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 
 impl Rewriter<'_> {
     /// The pattern's entailed answers, or `None` when they are its stored
@@ -294,11 +294,21 @@ impl Rewriter<'_> {
         object: &TermPattern,
     ) -> GraphPattern {
         let (s, o) = oriented(subject, object, direction);
-        self.leaf(&TriplePattern {
+        let leaf = self.leaf(&TriplePattern {
             subject: s.clone(),
             predicate: NamedNodePattern::NamedNode(property.clone()),
             object: o.clone(),
-        })
+        });
+        // Read backwards, the stored object becomes the subject: RDF has
+        // no literal subjects, so a literal there gives no triple.
+        match (direction, subject) {
+            (Direction::Backward, TermPattern::Variable(v)) => not_literal(v, leaf),
+            (Direction::Backward, TermPattern::Literal(_)) => GraphPattern::Values {
+                variables: Vec::new(),
+                bindings: Vec::new(),
+            },
+            _ => leaf,
+        }
     }
 
     /// Alternatives for `subject rdf:type class`.
@@ -316,6 +326,12 @@ impl Rewriter<'_> {
         let schema = self.schema;
         for sub in schema.sub_classes_of(class) {
             alternatives.extend(self.stored_type(subject, &sub));
+            // A subclass whose definition is being expanded already (an
+            // intersection is a subclass of each of its parts) adds its
+            // stored instances only: expanding it again multiplies rows.
+            if sub != *class && self.open_classes.contains(&sub) {
+                continue;
+            }
             // rdfs2, rdfs3: the subjects (objects) of a property with
             // this domain (range).
             for (property, _) in schema.domains.iter().filter(|(_, d)| *d == sub) {
@@ -343,9 +359,12 @@ impl Rewriter<'_> {
             }
             // cls-int1: an instance of every part.
             if let Some(parts) = schema.intersections.get(&sub) {
+                self.open_classes.push(sub.clone());
                 let mut joined: Option<GraphPattern> = None;
                 for part in parts {
-                    let part = union(self.class(subject, part)?);
+                    // Each part's instances once: the joins multiply
+                    // duplicates otherwise.
+                    let part = distinct_on(subject, union(self.class(subject, part)?));
                     joined = Some(match joined {
                         None => part,
                         Some(left) => GraphPattern::Join {
@@ -354,6 +373,7 @@ impl Rewriter<'_> {
                         },
                     });
                 }
+                self.open_classes.pop();
                 alternatives.extend(joined);
             }
             match schema.restrictions.get(&sub) {
@@ -410,24 +430,43 @@ impl Rewriter<'_> {
             let steps = inner.iter().map(|(q, d)| oriented_step(q, *d)).collect();
             if let Some(step) = alternatives_path(steps) {
                 let (s, o) = oriented(subject, object, *d);
-                alternatives.push(self.closure_leaf(s, step, o));
+                let closure = self.closure_leaf(s, step, o);
+                alternatives.push(match (d, subject) {
+                    (Direction::Backward, TermPattern::Variable(v)) => not_literal(v, closure),
+                    (Direction::Backward, TermPattern::Literal(_)) => continue,
+                    _ => closure,
+                });
             }
         }
         // cls-hv1: instances of a hasValue restriction have its value.
         for (class, value, d) in &sources.has_values {
             let (instance, valued) = oriented(subject, object, *d);
-            let Some(value) = ground(value) else { continue };
-            let instances = union(self.class(instance, class)?);
+            // The value and, under sameAs, each of its synonyms (eq-rep).
+            let values: Vec<GroundTerm> = if self.synonyms_active() {
+                self.schema
+                    .synonyms_of(value)
+                    .iter()
+                    .filter_map(ground)
+                    .collect()
+            } else {
+                ground(value).into_iter().collect()
+            };
+            if values.is_empty() || matches!(instance, TermPattern::Literal(_)) {
+                continue;
+            }
             match valued {
-                TermPattern::Variable(var) => alternatives.push(GraphPattern::Join {
-                    left: Box::new(instances),
-                    right: Box::new(GraphPattern::Values {
-                        variables: vec![var.clone()],
-                        bindings: vec![vec![Some(value)]],
-                    }),
-                }),
-                constant if ground_of(constant).as_ref() == Some(&value) => {
-                    alternatives.push(instances)
+                TermPattern::Variable(var) => {
+                    let instances = union(self.class(instance, class)?);
+                    alternatives.push(GraphPattern::Join {
+                        left: Box::new(instances),
+                        right: Box::new(GraphPattern::Values {
+                            variables: vec![var.clone()],
+                            bindings: values.into_iter().map(|v| vec![Some(v)]).collect(),
+                        }),
+                    })
+                }
+                constant if ground_of(constant).is_some_and(|c| values.contains(&c)) => {
+                    alternatives.push(union(self.class(instance, class)?))
                 }
                 _ => {}
             }

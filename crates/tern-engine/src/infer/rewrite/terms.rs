@@ -145,3 +145,31 @@ pub(super) fn values_matching(
         bindings,
     }
 }
+
+/// `inner` without the solutions where `variable` is a literal.
+pub(super) fn not_literal(variable: &Variable, inner: GraphPattern) -> GraphPattern {
+    GraphPattern::Filter {
+        expr: spargebra::algebra::Expression::Not(Box::new(
+            spargebra::algebra::Expression::FunctionCall(
+                spargebra::algebra::Function::IsLiteral,
+                vec![spargebra::algebra::Expression::Variable(variable.clone())],
+            ),
+        )),
+        inner: Box::new(inner),
+    }
+}
+
+/// `inner`'s distinct values of `subject` (one row at most when it is a
+/// constant).
+pub(super) fn distinct_on(subject: &TermPattern, inner: GraphPattern) -> GraphPattern {
+    let variables = match subject {
+        TermPattern::Variable(v) => vec![v.clone()],
+        _ => Vec::new(),
+    };
+    GraphPattern::Distinct {
+        inner: Box::new(GraphPattern::Project {
+            inner: Box::new(inner),
+            variables,
+        }),
+    }
+}
