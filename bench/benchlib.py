@@ -1,6 +1,7 @@
 """Helpers shared by the benchmark scripts (stdlib only)."""
 import os
 import platform
+import signal
 import subprocess
 from pathlib import Path
 
@@ -39,3 +40,12 @@ def machine() -> dict:
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), None)
     mem = next((int(l.split()[1]) * 1024 for l in open("/proc/meminfo") if l.startswith("MemTotal")), None)
     return {"cpu": cpu, "cores": os.cpu_count(), "mem_bytes": mem, "kernel": platform.release()}
+
+
+def stop_on_sigterm() -> None:
+    """SIGTERM stops a benchmark like Ctrl-C does: the servers it started are
+    stopped by their context managers' exits."""
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)

@@ -48,7 +48,6 @@ import argparse
 import datetime
 import json
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -56,7 +55,7 @@ import types
 from pathlib import Path
 
 import university
-from benchlib import BENCH, DEFAULT_DATA, DEFAULT_TERN, DEFAULT_VENV, tool_version
+from benchlib import BENCH, DEFAULT_DATA, DEFAULT_TERN, DEFAULT_VENV, stop_on_sigterm, tool_version
 from http_query_bench import OxigraphServer, TernServer, VirtuosoServer, check_programs, graph_of, \
     report_differences, report_header, run_suite, virtuoso_dir
 from query_bench import Query, Suite, fmt_ms, geomean, publish
@@ -324,10 +323,7 @@ def main() -> None:
     args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
 
-    def interrupt(*_):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)  # stops the servers like Ctrl-C does
+    stop_on_sigterm()
     started = datetime.datetime.now()
     name = f"university-{args.universities}" + (f"-seed{args.seed}" if args.seed != 1 else "")
     args.stored, args.materialized = name, f"{name}-materialized"

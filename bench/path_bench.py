@@ -81,18 +81,17 @@ import contextlib
 import datetime
 import json
 import math
-import os
 import random
-import shutil
-import signal
 import statistics
 import sys
 import time
 from pathlib import Path
 
 import social
-from benchlib import BENCH, DEFAULT_DATA, DEFAULT_TERN, DEFAULT_VENV, SHARED, git_commit, machine, tool_version
-from http_query_bench import ENGINES, LABEL, SERVERS, Client, biblio_dataset, graph_of, load_average, prepare
+from benchlib import BENCH, DEFAULT_DATA, DEFAULT_TERN, DEFAULT_VENV, SHARED, git_commit, machine, stop_on_sigterm, \
+    tool_version
+from http_query_bench import ENGINES, LABEL, SERVERS, Client, biblio_dataset, check_programs, graph_of, load_average, \
+    prepare
 from query_bench import fmt_ms, publish
 
 WSDBM = "http://db.uwaterloo.ca/~galuc/wsdbm/"
@@ -484,19 +483,11 @@ def main() -> None:
     if not args.formulations:
         ap.error("no formulation left to run")
     args.engines = [e for e in ENGINES if any(FORMULATIONS[f][0] == e for f in args.formulations)]
-    present = {"tern": (os.access(args.tern, os.X_OK), f"no tern binary at {args.tern} (--tern)"),
-               "oxigraph": (os.access(args.oxigraph, os.X_OK), f"no {args.oxigraph}: run bench/setup_peers.sh"),
-               "virtuoso": (bool(shutil.which("virtuoso-t")), "no virtuoso-t: apt-get install virtuoso-opensource")}
-    for e in args.engines:
-        if not present[e][0]:
-            ap.error(present[e][1])
+    check_programs(ap, args)
     args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
 
-    def interrupt(*_):
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)  # stops the servers like Ctrl-C does
+    stop_on_sigterm()
     started = datetime.datetime.now()
     if args.dataset == "social":
         args.dataset = social_dataset(args.people)

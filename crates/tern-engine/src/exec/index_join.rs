@@ -22,8 +22,8 @@ use oxrdf::Variable;
 use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use tern_index::Id;
 use tern_index::MergedLookup;
-use tern_index::{Id, Index};
 
 pub struct IndexJoin {
     ctx: Arc<QueryContext>,
@@ -230,18 +230,10 @@ impl IndexJoin {
     ) -> Result<usize, EngineError> {
         self.lookups.fetch_add(1, Ordering::Relaxed);
         let pattern = PatternRows::ranged(terms, graph, self.pattern.range_on);
-        let Some((lo, hi)) = Index::bounds(pattern.prefix(), pattern.scan_range) else {
-            return Ok(0);
-        };
-        let ctx = &self.ctx;
-        let reader = self.readers[pattern.perm as usize]
-            .get_or_insert_with(|| ctx.index.lookup(pattern.perm));
-        let (mut last_triple, mut found) = (None, 0);
-        reader.rows(lo, hi, |stored| {
-            if pattern.fill(ctx, stored, &mut last_triple, row_out) {
-                rows.extend_from_slice(row_out);
-                found += 1;
-            }
+        let mut found = 0;
+        pattern.lookup(&self.ctx, &mut self.readers, row_out, |row| {
+            rows.extend_from_slice(row);
+            found += 1;
         })?;
         Ok(found)
     }

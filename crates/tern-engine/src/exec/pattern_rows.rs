@@ -5,8 +5,9 @@
 
 use super::scan::{GraphScope, PatternTerm};
 use crate::context::{GraphSet, QueryContext};
+use crate::EngineError;
 use tern_index::permutation::Row;
-use tern_index::{Id, Permutation, ScanRange};
+use tern_index::{Id, Index, MergedLookup, Permutation, ScanRange};
 
 #[derive(Debug, Clone, Copy)]
 pub struct PatternRows {
@@ -111,6 +112,30 @@ impl PatternRows {
             GraphScope::NamedVariable(column) => bind(row_out, column, Id(quad[3])),
             _ => true,
         }
+    }
+
+    /// Looks the pattern up in the index, through the reader of its
+    /// permutation in `readers` (one per permutation, each keeping the
+    /// block it read last), and calls `each` with the output row of every
+    /// match (filled as [`fill`](Self::fill) does, in `row_out`).
+    pub fn lookup(
+        &self,
+        ctx: &QueryContext,
+        readers: &mut [Option<MergedLookup>; 6],
+        row_out: &mut [Id],
+        mut each: impl FnMut(&[Id]),
+    ) -> Result<(), EngineError> {
+        let Some((lo, hi)) = Index::bounds(self.prefix(), self.scan_range) else {
+            return Ok(());
+        };
+        let reader = readers[self.perm as usize].get_or_insert_with(|| ctx.index.lookup(self.perm));
+        let mut last_triple = None;
+        reader.rows(lo, hi, |stored| {
+            if self.fill(ctx, stored, &mut last_triple, row_out) {
+                each(row_out);
+            }
+        })?;
+        Ok(())
     }
 
     /// Whether a row in `graph` belongs to the scope, and whether equal

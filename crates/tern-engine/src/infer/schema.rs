@@ -16,6 +16,7 @@ use crate::context::SynonymTable;
 use crate::EngineError;
 use oxrdf::{NamedNode, NamedNodeRef, Term};
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use tern_index::{Id, Permutation, ScanRange, Snapshot};
@@ -91,6 +92,8 @@ pub struct Schema {
     pub synonyms: FxHashMap<Term, Arc<[Term]>>,
     /// Named classes whose instances are not only those stored.
     pub derived_classes: Vec<NamedNode>,
+    /// All such classes, named or not.
+    deriving_classes: FxHashSet<Term>,
     /// The sameAs classes as IDs, canonical member first (the same order
     /// as `synonyms`).
     pub synonym_ids: Arc<SynonymTable>,
@@ -98,26 +101,31 @@ pub struct Schema {
 
 impl Schema {
     /// The subclasses of `class`, itself included.
-    pub fn sub_classes_of(&self, class: &Term) -> Vec<Term> {
+    pub fn sub_classes_of<'a>(&'a self, class: &'a Term) -> &'a [Term] {
         self.sub_classes
             .get(class)
-            .cloned()
-            .unwrap_or_else(|| vec![class.clone()])
+            .map_or(std::slice::from_ref(class), Vec::as_slice)
     }
 
     /// Where `property`'s triples come from.
-    pub fn sources_of(&self, property: &NamedNode) -> PropertySources {
-        self.properties
-            .get(property)
-            .cloned()
-            .unwrap_or_else(|| PropertySources {
+    pub fn sources_of(&self, property: &NamedNode) -> Cow<'_, PropertySources> {
+        match self.properties.get(property) {
+            Some(sources) => Cow::Borrowed(sources),
+            None => Cow::Owned(PropertySources {
                 stored: vec![(property.clone(), Direction::Forward)],
                 ..PropertySources::default()
-            })
+            }),
+        }
     }
 
-    /// Whether patterns on `class` have answers besides the stored ones.
+    /// Whether patterns on `class` have answers besides the stored ones
+    /// (decided once, when the schema is compiled).
     pub fn derives_class(&self, class: &Term) -> bool {
+        self.deriving_classes.contains(class)
+    }
+
+    /// What [`derives_class`](Self::derives_class) answers, worked out.
+    fn works_out_derived(&self, class: &Term) -> bool {
         self.sub_classes_of(class).iter().any(|c| {
             c != class
                 || self.domains.iter().any(|(_, d)| d == c)
@@ -453,21 +461,27 @@ impl Schema {
             }
         }
         schema.synonym_ids = Arc::new(SynonymTable::new(id_classes));
-        let mut derived: Vec<NamedNode> = schema
+        let candidates: FxHashSet<Term> = schema
             .sub_classes
             .keys()
             .chain(schema.domains.iter().map(|(_, c)| c))
             .chain(schema.ranges.iter().map(|(_, c)| c))
             .chain(schema.intersections.keys())
             .chain(schema.restrictions.keys())
+            .cloned()
+            .collect();
+        schema.deriving_classes = candidates
+            .into_iter()
+            .filter(|c| schema.works_out_derived(c))
+            .collect();
+        let mut derived: Vec<NamedNode> = schema
+            .deriving_classes
+            .iter()
             .filter_map(|c| match c {
                 Term::NamedNode(n) => Some(n.clone()),
                 _ => None,
             })
-            .collect::<FxHashSet<_>>()
-            .into_iter()
             .collect();
-        derived.retain(|c| schema.derives_class(&c.clone().into()));
         derived.sort();
         schema.derived_classes = derived;
         Ok(schema)

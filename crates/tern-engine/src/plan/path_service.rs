@@ -14,6 +14,7 @@ use crate::EngineError;
 use oxrdf::{Term, Variable};
 use spargebra::algebra::GraphPattern;
 use spargebra::term::{NamedNodePattern, TermPattern};
+use std::sync::Arc;
 
 /// The SERVICE IRI that asks for a path search.
 pub const PATH_SERVICE: &str = "urn:tern:path";
@@ -311,7 +312,7 @@ impl Planner {
                 // An IRI the data does not hold: no edge has it.
                 return Ok(match (from, to, weight) {
                     (Some(from), Some(to), Some(weight)) => EdgeKind::Weighted { from, to, weight },
-                    _ => EdgeKind::Predicates(Vec::new()),
+                    _ => EdgeKind::Predicates(Arc::from([])),
                 });
             }
             _ => {
@@ -333,7 +334,7 @@ impl Planner {
         Ok(if any {
             EdgeKind::AnyPredicate
         } else {
-            EdgeKind::Predicates(predicates)
+            EdgeKind::Predicates(predicates.into())
         })
     }
 }

@@ -9,9 +9,10 @@ use super::search::{Edge, Graph};
 use crate::context::{MemoryCharge, QueryContext};
 use crate::exec::pattern_rows::PatternRows;
 use crate::exec::scan::{GraphScope, PatternTerm};
+use crate::expr::numeric_double;
 use crate::EngineError;
 use std::sync::Arc;
-use tern_index::{inline, Id, Index, MergedLookup, ScanRange, Tag};
+use tern_index::{inline, Id, MergedLookup, Tag};
 
 /// Which way edges are followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,7 +27,7 @@ pub enum Direction {
 #[derive(Debug, Clone, PartialEq)]
 pub enum EdgeKind {
     /// A triple with one of these predicates.
-    Predicates(Vec<Id>),
+    Predicates(Arc<[Id]>),
     /// A triple with any predicate.
     AnyPredicate,
     /// A node with a `from`, a `to` and a numeric `weight`.
@@ -71,24 +72,16 @@ impl IndexGraph {
         &mut self,
         terms: [PatternTerm; 3],
         width: usize,
-        mut each: impl FnMut(&[Id]),
+        each: impl FnMut(&[Id]),
     ) -> Result<(), EngineError> {
         self.lookups += 1;
-        let pattern = PatternRows::new(terms, self.scope);
-        let Some((lo, hi)) = Index::bounds(pattern.prefix(), ScanRange::ALL) else {
-            return Ok(());
-        };
-        let ctx = &self.ctx;
-        let reader = self.readers[pattern.perm as usize]
-            .get_or_insert_with(|| ctx.index.lookup(pattern.perm));
         let mut row = [Id::UNDEFINED; 2];
-        let mut last_triple = None;
-        reader.rows(lo, hi, |stored| {
-            if pattern.fill(ctx, stored, &mut last_triple, &mut row[..width]) {
-                each(&row[..width]);
-            }
-        })?;
-        Ok(())
+        PatternRows::new(terms, self.scope).lookup(
+            &self.ctx,
+            &mut self.readers,
+            &mut row[..width],
+            each,
+        )
     }
 
     /// Edges one way (`out`: leaving `node`).
@@ -99,9 +92,10 @@ impl IndexGraph {
         edges: &mut Vec<Edge>,
     ) -> Result<(), EngineError> {
         use PatternTerm::{Constant as C, Variable as V};
-        match self.kind.clone() {
-            EdgeKind::Predicates(predicates) => {
-                for p in predicates {
+        match self.kind {
+            EdgeKind::Predicates(ref predicates) => {
+                // A shared list: cloning it for the lookups costs no copy.
+                for &p in predicates.clone().iter() {
                     let terms = if out {
                         [C(node), C(p), V(0)]
                     } else {
@@ -141,14 +135,13 @@ impl IndexGraph {
                     let mut weights = Vec::new();
                     self.rows([C(e), C(weight), V(0)], 1, |r| weights.push(r[0]))?;
                     // An edge without a numeric weight is not an edge.
-                    let Some(w) = weights
-                        .into_iter()
-                        .map(|w| self.number(w))
-                        .collect::<Result<Vec<_>, _>>()?
-                        .into_iter()
-                        .flatten()
-                        .reduce(f64::min)
-                    else {
+                    let mut least: Option<f64> = None;
+                    for w in weights {
+                        if let Some(w) = self.number(w)? {
+                            least = Some(least.map_or(w, |l| l.min(w)));
+                        }
+                    }
+                    let Some(w) = least else {
                         continue;
                     };
                     edges.extend(ends.into_iter().map(|end| Edge {
@@ -162,46 +155,16 @@ impl IndexGraph {
         Ok(())
     }
 
-    /// The numeric value of a literal ID, if it is a number.
+    /// The numeric value of a literal ID, if it is a number (inline
+    /// numbers without decoding them).
     fn number(&self, id: Id) -> Result<Option<f64>, EngineError> {
         Ok(match id.tag() {
             Tag::Integer => Some(inline::integer_value(id) as f64),
             Tag::Decimal => Some(inline::decimal_value(id)),
             Tag::Double => Some(inline::double_value(id)),
-            _ => match self.ctx.term(id)? {
-                Some(oxrdf::Term::Literal(l)) if is_numeric(l.datatype().as_str()) => {
-                    l.value().trim().parse().ok()
-                }
-                _ => None,
-            },
+            _ => self.ctx.term(id)?.as_ref().and_then(numeric_double),
         })
     }
-}
-
-fn is_numeric(datatype: &str) -> bool {
-    datatype
-        .strip_prefix("http://www.w3.org/2001/XMLSchema#")
-        .is_some_and(|local| {
-            matches!(
-                local,
-                "integer"
-                    | "decimal"
-                    | "double"
-                    | "float"
-                    | "int"
-                    | "long"
-                    | "short"
-                    | "byte"
-                    | "nonNegativeInteger"
-                    | "positiveInteger"
-                    | "unsignedInt"
-                    | "unsignedLong"
-                    | "unsignedShort"
-                    | "unsignedByte"
-                    | "nonPositiveInteger"
-                    | "negativeInteger"
-            )
-        })
 }
 
 impl Graph for IndexGraph {

@@ -244,32 +244,40 @@ pub fn fewest_hops(
         let best = meetings.iter().map(total).min().expect("not empty");
         let mut meetings: Vec<Id> = meetings.into_iter().filter(|m| total(m) == best).collect();
         meetings.sort_unstable();
+        let wanted = if all { limit } else { 1 };
         let mut paths = Vec::new();
         for m in meetings {
-            let room = if all { limit - paths.len() } else { 1 };
-            for (mut nodes, mut vias) in forward.ways(m, room) {
-                for (back_nodes, back_vias) in backward.ways(m, room) {
-                    // The backward way runs from a target to m: append it
-                    // reversed, after m.
-                    let mut n = nodes.clone();
-                    n.extend(back_nodes.iter().rev().skip(1));
-                    let mut v = vias.clone();
-                    v.extend(back_vias.iter().rev());
+            let room = wanted - paths.len();
+            for from_source in forward.ways(m, room) {
+                for from_target in backward.ways(m, room) {
+                    let (nodes, vias) = joined(&from_source, &from_target);
                     paths.push(Path {
-                        cost: (n.len() - 1) as f64,
-                        nodes: n,
-                        vias: v,
+                        cost: (nodes.len() - 1) as f64,
+                        nodes,
+                        vias,
                     });
-                    if paths.len() >= if all { limit } else { 1 } {
+                    if paths.len() >= wanted {
                         return Ok(paths);
                     }
                 }
-                nodes.clear();
-                vias.clear();
             }
         }
         return Ok(paths);
     }
+}
+
+/// A path through a meeting node: the way from a source to it (nodes,
+/// edges), then the way from a target to it read backwards, without the
+/// meeting node twice.
+fn joined(
+    from_source: &(Vec<Id>, Vec<Id>),
+    from_target: &(Vec<Id>, Vec<Id>),
+) -> (Vec<Id>, Vec<Id>) {
+    let (mut nodes, mut vias) = from_source.clone();
+    let (target_nodes, target_vias) = from_target;
+    nodes.extend(target_nodes.iter().rev().skip(1));
+    vias.extend(target_vias.iter().rev());
+    (nodes, vias)
 }
 
 /// A heap entry: a node and its distance, least distance first.
@@ -412,10 +420,7 @@ pub fn least_cost(
     if limits.max_cost.is_some_and(|max| cost > max) {
         return Ok(None);
     }
-    let (mut nodes, mut vias) = forward.way(meeting);
-    let (back_nodes, back_vias) = backward.way(meeting);
-    nodes.extend(back_nodes.iter().rev().skip(1));
-    vias.extend(back_vias.iter().rev());
+    let (nodes, vias) = joined(&forward.way(meeting), &backward.way(meeting));
     if limits.max_hops.is_some_and(|max| nodes.len() - 1 > max) {
         return Ok(None);
     }

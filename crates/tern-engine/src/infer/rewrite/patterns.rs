@@ -71,8 +71,6 @@ impl Rewriter<'_> {
             predicate,
             object,
         } = pattern;
-        let leaf = self.leaf(pattern);
-        let stored = || leaf.clone();
         let schema_answer =
             |p: &NamedNode| [v::SUB_CLASS_OF, v::SUB_PROPERTY_OF, v::SAME_AS].contains(&p.as_ref());
         match predicate {
@@ -94,7 +92,7 @@ impl Rewriter<'_> {
                     if self.schema.derived_classes.is_empty() {
                         return Ok(None);
                     }
-                    let mut alternatives = vec![stored()];
+                    let mut alternatives = vec![self.leaf(pattern)];
                     for class in self.schema.derived_classes.clone() {
                         let derived = self.class(subject, &class.clone().into())?;
                         alternatives.push(self.bound_to(derived, subject, None, c, class));
@@ -114,7 +112,7 @@ impl Rewriter<'_> {
                     return Ok(None);
                 }
                 let pairs = self.synonym_pairs_of(subject, object);
-                Ok(Some(vec![stored(), pairs]))
+                Ok(Some(vec![self.leaf(pattern), pairs]))
             }
             NamedNodePattern::NamedNode(p) => {
                 if !self.schema.sources_of(p).derives() {
@@ -129,7 +127,7 @@ impl Rewriter<'_> {
                 if repeated {
                     return Ok(None);
                 }
-                let mut alternatives = vec![stored()];
+                let mut alternatives = vec![self.leaf(pattern)];
                 let mut properties: Vec<NamedNode> =
                     self.schema.properties.keys().cloned().collect();
                 properties.sort();
@@ -325,21 +323,21 @@ impl Rewriter<'_> {
         let mut alternatives = Vec::new();
         let schema = self.schema;
         for sub in schema.sub_classes_of(class) {
-            alternatives.extend(self.stored_type(subject, &sub));
+            alternatives.extend(self.stored_type(subject, sub));
             // A subclass whose definition is being expanded already (an
             // intersection is a subclass of each of its parts) adds its
             // stored instances only: expanding it again multiplies rows.
-            if sub != *class && self.open_classes.contains(&sub) {
+            if sub != class && self.open_classes.contains(sub) {
                 continue;
             }
             // rdfs2, rdfs3: the subjects (objects) of a property with
             // this domain (range).
-            for (property, _) in schema.domains.iter().filter(|(_, d)| *d == sub) {
+            for (property, _) in schema.domains.iter().filter(|(_, d)| d == sub) {
                 let value = TermPattern::Variable(self.fresh_variable());
                 let derived = self.property(subject, property, &value)?;
                 alternatives.push(union(derived));
             }
-            for (property, _) in schema.ranges.iter().filter(|(_, r)| *r == sub) {
+            for (property, _) in schema.ranges.iter().filter(|(_, r)| r == sub) {
                 if matches!(subject, TermPattern::Literal(_)) {
                     continue;
                 }
@@ -358,7 +356,7 @@ impl Rewriter<'_> {
                 });
             }
             // cls-int1: an instance of every part.
-            if let Some(parts) = schema.intersections.get(&sub) {
+            if let Some(parts) = schema.intersections.get(sub) {
                 self.open_classes.push(sub.clone());
                 let mut joined: Option<GraphPattern> = None;
                 for part in parts {
@@ -376,7 +374,7 @@ impl Rewriter<'_> {
                 self.open_classes.pop();
                 alternatives.extend(joined);
             }
-            match schema.restrictions.get(&sub) {
+            match schema.restrictions.get(sub) {
                 // cls-svf1, cls-svf2.
                 Some(Restriction::SomeValuesFrom(property, filler)) => {
                     let value = TermPattern::Variable(self.fresh_variable());
