@@ -31,29 +31,33 @@ pub fn single_arena() {
 pub fn trim_if_holding() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static FREE_AFTER_LAST_TRIM: AtomicUsize = AtomicUsize::new(0);
         // SAFETY: mallinfo2 only reads the allocator's statistics, under
         // the arena's lock.
         let free = unsafe { libc::mallinfo2() }.fordblks;
-        let floor = FREE_AFTER_LAST_TRIM.load(Ordering::Relaxed);
+        let floor = FREE_AFTER_LAST_TRIM.load(std::sync::atomic::Ordering::Relaxed);
         if free > floor.saturating_add(MAX_HELD_FREE) {
             trim();
-            // SAFETY: as above.
-            let left = unsafe { libc::mallinfo2() }.fordblks;
-            FREE_AFTER_LAST_TRIM.store(left, Ordering::Relaxed);
         }
     }
 }
 
+/// Free memory the arena still held after the last trim (what was too
+/// fragmented to give back).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+static FREE_AFTER_LAST_TRIM: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 /// Hands all freed memory back to the system (walks the arena under its
-/// lock: a few milliseconds for a large heap).
+/// lock: a few milliseconds for a large heap) and notes what it could not.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn trim() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim takes the arena's lock itself.
-    unsafe {
+    // SAFETY: malloc_trim takes the arena's lock itself; mallinfo2 only
+    // reads the allocator's statistics.
+    let left = unsafe {
         libc::malloc_trim(0);
-    }
+        libc::mallinfo2().fordblks
+    };
+    FREE_AFTER_LAST_TRIM.store(left, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Free memory the arena may hold before a busy server gives it back.
@@ -67,12 +71,40 @@ const HELD_CHECK_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
 /// holding over a gigabyte of freed, fragmented memory. Every
 /// [`HELD_CHECK_EVERY`], a thread trims when more than [`MAX_HELD_FREE`]
 /// is free in the arena (a trim holds the arena's lock for a few ms).
+///
+/// Below that bound, memory freed after the last query ended (response
+/// buffers the network thread drops late, for one) would stay held for
+/// good: the idle hook has already run. So a heap that did not change over a
+/// whole check period, where nobody is allocating and a trim costs no one
+/// anything, is trimmed once, whatever it holds.
 pub fn trim_while_busy() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     let _ = std::thread::Builder::new()
         .name("tern-trim".into())
-        .spawn(|| loop {
-            std::thread::sleep(HELD_CHECK_EVERY);
-            trim_if_holding();
+        .spawn(|| {
+            let mut last_seen = heap_shape();
+            let mut trimmed_since_change = false;
+            loop {
+                std::thread::sleep(HELD_CHECK_EVERY);
+                let now = heap_shape();
+                if now != last_seen {
+                    trimmed_since_change = false;
+                    trim_if_holding();
+                } else if !trimmed_since_change {
+                    trim();
+                    trimmed_since_change = true;
+                }
+                last_seen = heap_shape();
+            }
         });
+}
+
+/// Bytes in use and bytes free in the arena: equal on two looks means no
+/// one allocated or freed in between (close enough to tell a quiet heap).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn heap_shape() -> (usize, usize) {
+    // SAFETY: mallinfo2 only reads the allocator's statistics, under the
+    // arena's lock.
+    let info = unsafe { libc::mallinfo2() };
+    (info.uordblks, info.fordblks)
 }
