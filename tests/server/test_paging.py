@@ -160,6 +160,26 @@ def test_pipelined_query_resumes_on_any_server_with_the_key(watdiv_servers, name
     assert pages >= 2
 
 
+GRAPH_RESULTS = {
+    # Pipelined: the template's state (the solutions numbered so far, which
+    # name its fresh blank nodes) travels in the token.
+    "construct-template": f"CONSTRUCT {{ ?a <http://x/e> [ <http://x/to> ?b ] . ?b <http://x/back> ?a }} "
+    f"WHERE {{ ?a <{WSDBM}friendOf> ?b }}",
+    "describe": f"DESCRIBE ?a WHERE {{ ?a <{WSDBM}likes> ?p }} LIMIT 300",
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRAPH_RESULTS))
+def test_graph_results_page_like_solutions(watdiv_servers, name):
+    """CONSTRUCT and DESCRIBE pages (N-Triples lines, blank node labels
+    included) equal the unpaged result; CONSTRUCT resumes on any server."""
+    urls = [watdiv_servers[0].url]
+    if name.startswith("construct"):
+        urls.append(watdiv_servers[1].url)
+    pages = check_paged_equals_unpaged(urls, GRAPH_RESULTS[name], "1ms")
+    assert pages >= 2
+
+
 @pytest.mark.parametrize("name,query", bsbm_queries() or [("none", "")])
 def test_bsbm_pages_equal_the_whole_result(bsbm_server, name, query):
     need(BSBM)

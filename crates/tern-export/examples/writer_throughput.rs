@@ -74,7 +74,7 @@ fn main() {
         let started = Instant::now();
         writer.header(&mut buf);
         for t in &triples {
-            writer.triple(&mut buf, t).unwrap();
+            writer.triple(&mut buf, t.as_ref()).unwrap();
             if buf.len() >= 1 << 20 {
                 bytes += buf.len();
                 buf.clear();

@@ -75,7 +75,7 @@ impl SolutionsWriter for JsonWriter {
 
     /// Rows after the first are preceded by a comma: a copy made after
     /// the first row writes every row that way.
-    fn fork_rows(&self) -> Option<Box<dyn SolutionsWriter>> {
+    fn fork_rows(&mut self) -> Option<Box<dyn SolutionsWriter>> {
         (self.rows > 0).then(|| {
             Box::new(JsonWriter {
                 keys: self.keys.clone(),

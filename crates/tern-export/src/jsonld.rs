@@ -4,24 +4,39 @@
 //! merge node objects with the same `@id`).
 
 use crate::escape::json_string;
+use crate::statement::OpenStatement;
 use crate::term::XSD_STRING;
 use crate::{FormatError, GraphWriter};
-use oxrdf::{NamedNode, NamedOrBlankNode, Term, Triple};
+use oxrdf::{NamedOrBlankNodeRef, TermRef, TripleRef};
 
 #[derive(Default)]
 pub struct JsonLdWriter {
-    subject: Option<NamedOrBlankNode>,
-    /// Predicates of the open node object; the last one's array is open.
-    predicates: Vec<NamedNode>,
-    nodes: u64,
+    /// The open node object: its subject and the last predicate, whose
+    /// array is open.
+    node: OpenStatement,
+    /// The other predicates of the open node object (JSON keys must be
+    /// unique), in one reused buffer of NUL-separated IRIs.
+    keys: String,
+    /// Whether a node object was written before the next one (which then
+    /// needs a comma).
+    after_node: bool,
 }
 
 impl JsonLdWriter {
     fn close_node(&mut self, out: &mut Vec<u8>) {
-        if self.subject.take().is_some() {
+        if self.node.close() {
             out.extend_from_slice(b"]}");
         }
-        self.predicates.clear();
+        self.keys.clear();
+    }
+
+    fn has_key(&self, predicate: &str) -> bool {
+        self.keys.split('\0').any(|k| k == predicate)
+    }
+
+    fn add_key(&mut self, predicate: &str) {
+        self.keys.push_str(predicate);
+        self.keys.push('\0');
     }
 }
 
@@ -30,47 +45,48 @@ impl GraphWriter for JsonLdWriter {
         out.extend_from_slice(b"[");
     }
 
-    fn triple(&mut self, out: &mut Vec<u8>, triple: &Triple) -> Result<(), FormatError> {
-        let same_subject = self.subject.as_ref() == Some(&triple.subject);
-        let same_predicate = same_subject && self.predicates.last() == Some(&triple.predicate);
-        if same_predicate {
+    fn triple(&mut self, out: &mut Vec<u8>, triple: TripleRef<'_>) -> Result<(), FormatError> {
+        let same_subject = self.node.same_subject(triple.subject);
+        let predicate = triple.predicate.as_str();
+        if same_subject && self.node.same_predicate(triple.predicate) {
             out.push(b',');
         } else {
-            if !same_subject || self.predicates.contains(&triple.predicate) {
+            if !same_subject || self.has_key(predicate) {
                 self.close_node(out);
-                if self.nodes > 0 {
+                if self.after_node {
                     out.push(b',');
                 }
-                self.nodes += 1;
+                self.after_node = true;
                 out.extend_from_slice(b"\n{\"@id\":\"");
-                match &triple.subject {
-                    NamedOrBlankNode::NamedNode(n) => json_string(out, n.as_str()),
-                    NamedOrBlankNode::BlankNode(b) => {
+                match triple.subject {
+                    NamedOrBlankNodeRef::NamedNode(n) => json_string(out, n.as_str()),
+                    NamedOrBlankNodeRef::BlankNode(b) => {
                         out.extend_from_slice(b"_:");
                         json_string(out, b.as_str());
                     }
                 }
                 out.extend_from_slice(b"\",\"");
-                self.subject = Some(triple.subject.clone());
+                self.node.start(triple.subject, triple.predicate);
             } else {
                 out.extend_from_slice(b"],\"");
+                self.node.set_predicate(triple.predicate);
             }
-            json_string(out, triple.predicate.as_str());
+            json_string(out, predicate);
             out.extend_from_slice(b"\":[");
-            self.predicates.push(triple.predicate.clone());
+            self.add_key(predicate);
         }
-        match &triple.object {
-            Term::NamedNode(n) => {
+        match triple.object {
+            TermRef::NamedNode(n) => {
                 out.extend_from_slice(b"{\"@id\":\"");
                 json_string(out, n.as_str());
                 out.extend_from_slice(b"\"}");
             }
-            Term::BlankNode(b) => {
+            TermRef::BlankNode(b) => {
                 out.extend_from_slice(b"{\"@id\":\"_:");
                 json_string(out, b.as_str());
                 out.extend_from_slice(b"\"}");
             }
-            Term::Literal(l) => {
+            TermRef::Literal(l) => {
                 out.extend_from_slice(b"{\"@value\":\"");
                 json_string(out, l.value());
                 if let Some(language) = l.language() {
@@ -95,5 +111,18 @@ impl GraphWriter for JsonLdWriter {
     fn footer(&mut self, out: &mut Vec<u8>) {
         self.close_node(out);
         out.extend_from_slice(b"\n]\n");
+    }
+
+    /// A run written elsewhere starts node objects of its own, after a comma
+    /// when a node object comes before it.
+    fn fork(&mut self) -> Option<Box<dyn GraphWriter>> {
+        let node = self.node.fork();
+        let fork = JsonLdWriter {
+            after_node: self.after_node,
+            node,
+            keys: String::new(),
+        };
+        self.after_node = true;
+        Some(Box::new(fork))
     }
 }

@@ -14,7 +14,9 @@ mod jsonld;
 mod ntriples;
 pub mod prefixes;
 mod rdfxml;
+mod statement;
 pub mod term;
+mod triple_rows;
 mod tsv;
 mod turtle;
 mod xml;
@@ -26,11 +28,12 @@ pub use jsonld::JsonLdWriter;
 pub use ntriples::NTriplesWriter;
 pub use prefixes::Prefixes;
 pub use rdfxml::RdfXmlWriter;
+pub use triple_rows::TripleRows;
 pub use tsv::TsvWriter;
 pub use turtle::TurtleWriter;
 pub use xml::{XmlWriter, TERN_ERROR_NS};
 
-use oxrdf::{Term, TermRef, Triple, Variable};
+use oxrdf::{Term, TermRef, Triple, TripleRef, Variable};
 use std::io::Write;
 
 /// Formats for SELECT and ASK results.
@@ -166,7 +169,16 @@ pub trait SolutionsWriter: Send {
     /// the rows of a large batch are written on several cores and their
     /// bytes appended in order. `None` where a row's bytes depend on the
     /// rows before it in ways a copy cannot know (Arrow record batches).
-    fn fork_rows(&self) -> Option<Box<dyn SolutionsWriter>> {
+    /// Called once per run, in the runs' order, before any is written; a
+    /// writer whose bytes depend on what came before (Turtle's open
+    /// statement) learns from it that others wrote the rows after its own.
+    fn fork_rows(&mut self) -> Option<Box<dyn SolutionsWriter>> {
+        None
+    }
+
+    /// The first row this writer could not write, if any (RDF/XML cannot
+    /// write every predicate): the result is then cut with an error.
+    fn take_failure(&mut self) -> Option<FormatError> {
         None
     }
 }
@@ -174,8 +186,16 @@ pub trait SolutionsWriter: Send {
 /// Writes CONSTRUCT/DESCRIBE triples into buffers.
 pub trait GraphWriter: Send {
     fn header(&mut self, out: &mut Vec<u8>);
-    fn triple(&mut self, out: &mut Vec<u8>, triple: &Triple) -> Result<(), FormatError>;
+    /// One triple; its terms are borrowed, as [`SolutionsWriter::row`]'s.
+    fn triple(&mut self, out: &mut Vec<u8>, triple: TripleRef<'_>) -> Result<(), FormatError>;
     fn footer(&mut self, out: &mut Vec<u8>);
+    /// A writer of the triples that follow the ones this one (and the forks
+    /// made before) will have written, as [`SolutionsWriter::fork_rows`];
+    /// `None` where a triple can fail to be written (the failure would be
+    /// lost with the fork).
+    fn fork(&mut self) -> Option<Box<dyn GraphWriter>> {
+        None
+    }
 }
 
 /// A triple the format cannot express.
@@ -244,7 +264,7 @@ pub fn write_graph<W: Write, E: std::error::Error + 'static>(
     writer.header(&mut buf);
     let mut count = 0;
     for triple in triples {
-        writer.triple(&mut buf, &triple.map_err(ExportError::Query)?)?;
+        writer.triple(&mut buf, triple.map_err(ExportError::Query)?.as_ref())?;
         count += 1;
         if buf.len() >= FLUSH_AT {
             out.write_all(&buf)?;

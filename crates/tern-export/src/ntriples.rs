@@ -2,7 +2,7 @@
 
 use crate::term::{write_iri, write_nt_term};
 use crate::{FormatError, GraphWriter};
-use oxrdf::{NamedOrBlankNode, Triple};
+use oxrdf::{NamedOrBlankNodeRef, TripleRef};
 
 #[derive(Default)]
 pub struct NTriplesWriter;
@@ -11,23 +11,28 @@ impl GraphWriter for NTriplesWriter {
     fn header(&mut self, _out: &mut Vec<u8>) {}
 
     #[inline]
-    fn triple(&mut self, out: &mut Vec<u8>, triple: &Triple) -> Result<(), FormatError> {
-        write_subject(out, &triple.subject);
+    fn triple(&mut self, out: &mut Vec<u8>, triple: TripleRef<'_>) -> Result<(), FormatError> {
+        write_subject(out, triple.subject);
         out.push(b' ');
         write_iri(out, triple.predicate.as_str());
         out.push(b' ');
-        write_nt_term(out, triple.object.as_ref(), false);
+        write_nt_term(out, triple.object, false);
         out.extend_from_slice(b" .\n");
         Ok(())
     }
 
     fn footer(&mut self, _out: &mut Vec<u8>) {}
+
+    /// Every line stands alone.
+    fn fork(&mut self) -> Option<Box<dyn GraphWriter>> {
+        Some(Box::new(NTriplesWriter))
+    }
 }
 
-pub(crate) fn write_subject(out: &mut Vec<u8>, subject: &NamedOrBlankNode) {
+pub(crate) fn write_subject(out: &mut Vec<u8>, subject: NamedOrBlankNodeRef<'_>) {
     match subject {
-        NamedOrBlankNode::NamedNode(n) => write_iri(out, n.as_str()),
-        NamedOrBlankNode::BlankNode(b) => {
+        NamedOrBlankNodeRef::NamedNode(n) => write_iri(out, n.as_str()),
+        NamedOrBlankNodeRef::BlankNode(b) => {
             out.extend_from_slice(b"_:");
             out.extend_from_slice(b.as_str().as_bytes());
         }

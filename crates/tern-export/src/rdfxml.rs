@@ -5,22 +5,23 @@
 
 use crate::escape::xml_text;
 use crate::prefixes::Prefixes;
+use crate::statement::OpenStatement;
 use crate::term::XSD_STRING;
 use crate::{FormatError, GraphWriter};
-use oxrdf::{NamedOrBlankNode, Term, Triple};
+use oxrdf::{NamedOrBlankNodeRef, TermRef, TripleRef};
 
 const RDF: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#";
 
 pub struct RdfXmlWriter {
     prefixes: Prefixes,
-    last_subject: Option<NamedOrBlankNode>,
+    description: OpenStatement,
 }
 
 impl RdfXmlWriter {
     pub fn new(prefixes: Prefixes) -> RdfXmlWriter {
         RdfXmlWriter {
             prefixes,
-            last_subject: None,
+            description: OpenStatement::default(),
         }
     }
 }
@@ -46,7 +47,7 @@ impl GraphWriter for RdfXmlWriter {
         out.extend_from_slice(b">\n");
     }
 
-    fn triple(&mut self, out: &mut Vec<u8>, triple: &Triple) -> Result<(), FormatError> {
+    fn triple(&mut self, out: &mut Vec<u8>, triple: TripleRef<'_>) -> Result<(), FormatError> {
         let predicate = triple.predicate.as_str();
         let split = split_ncname(predicate).ok_or_else(|| {
             FormatError(format!(
@@ -54,22 +55,22 @@ impl GraphWriter for RdfXmlWriter {
             ))
         })?;
         let (namespace, local) = predicate.split_at(split);
-        if self.last_subject.as_ref() != Some(&triple.subject) {
-            if self.last_subject.is_some() {
+        if !self.description.same_subject(triple.subject) {
+            if self.description.is_open() {
                 out.extend_from_slice(b"</rdf:Description>\n");
             }
-            match &triple.subject {
-                NamedOrBlankNode::NamedNode(n) => {
+            match triple.subject {
+                NamedOrBlankNodeRef::NamedNode(n) => {
                     out.extend_from_slice(b"<rdf:Description rdf:about=\"");
                     xml_text(out, n.as_str());
                 }
-                NamedOrBlankNode::BlankNode(b) => {
+                NamedOrBlankNodeRef::BlankNode(b) => {
                     out.extend_from_slice(b"<rdf:Description rdf:nodeID=\"");
                     xml_text(out, b.as_str());
                 }
             }
             out.extend_from_slice(b"\">\n");
-            self.last_subject = Some(triple.subject.clone());
+            self.description.start(triple.subject, triple.predicate);
         }
         // The element name, and a local declaration when the namespace has no
         // usable prefix on the root.
@@ -93,18 +94,18 @@ impl GraphWriter for RdfXmlWriter {
             xml_text(out, namespace);
             out.push(b'"');
         }
-        match &triple.object {
-            Term::NamedNode(n) => {
+        match triple.object {
+            TermRef::NamedNode(n) => {
                 out.extend_from_slice(b" rdf:resource=\"");
                 xml_text(out, n.as_str());
                 out.extend_from_slice(b"\"/>\n");
             }
-            Term::BlankNode(b) => {
+            TermRef::BlankNode(b) => {
                 out.extend_from_slice(b" rdf:nodeID=\"");
                 xml_text(out, b.as_str());
                 out.extend_from_slice(b"\"/>\n");
             }
-            Term::Literal(l) => {
+            TermRef::Literal(l) => {
                 if let Some(language) = l.language() {
                     out.extend_from_slice(b" xml:lang=\"");
                     xml_text(out, language);
@@ -131,7 +132,7 @@ impl GraphWriter for RdfXmlWriter {
     }
 
     fn footer(&mut self, out: &mut Vec<u8>) {
-        if self.last_subject.take().is_some() {
+        if self.description.close() {
             out.extend_from_slice(b"</rdf:Description>\n");
         }
         out.extend_from_slice(b"</rdf:RDF>\n");

@@ -34,7 +34,7 @@ impl SolutionsWriter for TsvWriter {
 
     fn footer(&mut self, _out: &mut Vec<u8>) {}
 
-    fn fork_rows(&self) -> Option<Box<dyn SolutionsWriter>> {
+    fn fork_rows(&mut self) -> Option<Box<dyn SolutionsWriter>> {
         Some(Box::new(TsvWriter))
     }
 

@@ -7,25 +7,26 @@
 use crate::escape::nt_string;
 use crate::ntriples::write_subject;
 use crate::prefixes::Prefixes;
+use crate::statement::OpenStatement;
 use crate::term::{write_iri, XSD_STRING};
 use crate::{FormatError, GraphWriter};
-use oxrdf::{Literal, NamedNode, NamedOrBlankNode, Term, Triple};
+use oxrdf::{LiteralRef, NamedNodeRef, NamedOrBlankNodeRef, TermRef, TripleRef};
+use std::sync::Arc;
 
 const RDF_TYPE: &str = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type";
 const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 
 pub struct TurtleWriter {
-    prefixes: Prefixes,
-    last_subject: Option<NamedOrBlankNode>,
-    last_predicate: Option<NamedNode>,
+    /// Shared with the forks that write runs of a batch on other cores.
+    prefixes: Arc<Prefixes>,
+    statement: OpenStatement,
 }
 
 impl TurtleWriter {
     pub fn new(prefixes: Prefixes) -> TurtleWriter {
         TurtleWriter {
-            prefixes,
-            last_subject: None,
-            last_predicate: None,
+            prefixes: Arc::new(prefixes),
+            statement: OpenStatement::default(),
         }
     }
 
@@ -40,14 +41,14 @@ impl TurtleWriter {
         }
     }
 
-    fn subject(&self, out: &mut Vec<u8>, subject: &NamedOrBlankNode) {
+    fn subject(&self, out: &mut Vec<u8>, subject: NamedOrBlankNodeRef<'_>) {
         match subject {
-            NamedOrBlankNode::NamedNode(n) => self.iri(out, n.as_str()),
+            NamedOrBlankNodeRef::NamedNode(n) => self.iri(out, n.as_str()),
             other => write_subject(out, other),
         }
     }
 
-    fn predicate(&self, out: &mut Vec<u8>, predicate: &NamedNode) {
+    fn predicate(&self, out: &mut Vec<u8>, predicate: NamedNodeRef<'_>) {
         if predicate.as_str() == RDF_TYPE {
             out.push(b'a');
         } else {
@@ -55,20 +56,20 @@ impl TurtleWriter {
         }
     }
 
-    fn object(&self, out: &mut Vec<u8>, object: &Term) {
+    fn object(&self, out: &mut Vec<u8>, object: TermRef<'_>) {
         match object {
-            Term::NamedNode(n) => self.iri(out, n.as_str()),
-            Term::BlankNode(b) => {
+            TermRef::NamedNode(n) => self.iri(out, n.as_str()),
+            TermRef::BlankNode(b) => {
                 out.extend_from_slice(b"_:");
                 out.extend_from_slice(b.as_str().as_bytes());
             }
-            Term::Literal(l) => self.literal(out, l),
+            TermRef::Literal(l) => self.literal(out, l),
             #[allow(unreachable_patterns)]
             other => out.extend_from_slice(other.to_string().as_bytes()),
         }
     }
 
-    fn literal(&self, out: &mut Vec<u8>, literal: &Literal) {
+    fn literal(&self, out: &mut Vec<u8>, literal: LiteralRef<'_>) {
         let value = literal.value();
         let datatype = literal.datatype().as_str();
         if let Some(local) = datatype.strip_prefix(XSD) {
@@ -125,34 +126,41 @@ impl GraphWriter for TurtleWriter {
         out.push(b'\n');
     }
 
-    fn triple(&mut self, out: &mut Vec<u8>, triple: &Triple) -> Result<(), FormatError> {
-        if self.last_subject.as_ref() == Some(&triple.subject) {
-            if self.last_predicate.as_ref() == Some(&triple.predicate) {
+    fn triple(&mut self, out: &mut Vec<u8>, triple: TripleRef<'_>) -> Result<(), FormatError> {
+        if self.statement.same_subject(triple.subject) {
+            if self.statement.same_predicate(triple.predicate) {
                 out.extend_from_slice(b" ,\n\t\t");
             } else {
                 out.extend_from_slice(b" ;\n\t");
-                self.predicate(out, &triple.predicate);
+                self.predicate(out, triple.predicate);
                 out.push(b' ');
-                self.last_predicate = Some(triple.predicate.clone());
+                self.statement.set_predicate(triple.predicate);
             }
         } else {
-            if self.last_subject.is_some() {
+            if self.statement.is_open() {
                 out.extend_from_slice(b" .\n");
             }
-            self.subject(out, &triple.subject);
+            self.subject(out, triple.subject);
             out.push(b' ');
-            self.predicate(out, &triple.predicate);
+            self.predicate(out, triple.predicate);
             out.push(b' ');
-            self.last_subject = Some(triple.subject.clone());
-            self.last_predicate = Some(triple.predicate.clone());
+            self.statement.start(triple.subject, triple.predicate);
         }
-        self.object(out, &triple.object);
+        self.object(out, triple.object);
         Ok(())
     }
 
     fn footer(&mut self, out: &mut Vec<u8>) {
-        if self.last_subject.take().is_some() {
+        if self.statement.close() {
             out.extend_from_slice(b" .\n");
         }
+    }
+
+    /// A run of triples written elsewhere starts a statement of its own.
+    fn fork(&mut self) -> Option<Box<dyn GraphWriter>> {
+        Some(Box::new(TurtleWriter {
+            prefixes: Arc::clone(&self.prefixes),
+            statement: self.statement.fork(),
+        }))
     }
 }

@@ -62,7 +62,7 @@ impl SolutionsWriter for XmlWriter {
         true
     }
 
-    fn fork_rows(&self) -> Option<Box<dyn SolutionsWriter>> {
+    fn fork_rows(&mut self) -> Option<Box<dyn SolutionsWriter>> {
         Some(Box::new(XmlWriter {
             openings: self.openings.clone(),
         }))

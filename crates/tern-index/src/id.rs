@@ -96,6 +96,10 @@ impl Id {
         Id::new(Tag::Vocab, index)
     }
 
+    /// Blank nodes numbered from here up are made by queries (CONSTRUCT
+    /// templates), never by the loader: they are labelled apart.
+    pub const FRESH_BLANK_BASE: u64 = 1 << 59;
+
     #[inline]
     pub const fn blank_node(number: u64) -> Id {
         Id::new(Tag::BlankNode, number)

@@ -254,7 +254,13 @@ pub fn blank_node_label(number: u64) -> String {
 /// Appends [`blank_node_label`] to `out`.
 pub fn write_blank_node_label(number: u64, out: &mut String) {
     use std::fmt::Write;
-    write!(out, "b{number}").expect("writing to a String");
+    match number.checked_sub(crate::Id::FRESH_BLANK_BASE) {
+        // Made by a query: a label no stored blank node has (and that
+        // `blank_node_number` does not read back, as no triple holds it).
+        Some(fresh) => write!(out, "c{fresh}"),
+        None => write!(out, "b{number}"),
+    }
+    .expect("writing to a String");
 }
 
 /// Parses a label made by [`blank_node_label`] back into its number.

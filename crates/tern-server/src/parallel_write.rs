@@ -59,7 +59,7 @@ impl ParallelWriter {
     /// `None` when the format cannot fork (then rows go one by one).
     pub fn write(
         &mut self,
-        writer: &dyn SolutionsWriter,
+        writer: &mut dyn SolutionsWriter,
         batch: &RowBatch,
         from: usize,
         out: &mut Vec<u8>,
@@ -73,7 +73,7 @@ impl ParallelWriter {
     /// written, so that neither core waits for the other.
     pub fn write_while<R: Send>(
         &mut self,
-        writer: &dyn SolutionsWriter,
+        writer: &mut dyn SolutionsWriter,
         batch: &RowBatch,
         from: usize,
         out: &mut Vec<u8>,

@@ -21,14 +21,13 @@ use crate::paging::{PageRequest, PageStats};
 use crate::parallel_write::{write_rows, ParallelWriter, PARALLEL_WRITE_MAX, PARALLEL_WRITE_ROWS};
 use crate::scheduler::{RoomWaiter, Step, Task};
 use bytes::Bytes;
-use oxrdf::Triple;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use tern_engine::{
     Engine, EngineError, Execution, Polled, QueryOutcome, QueryRequest, RowBatch, SolutionRow,
-    SolutionStream, TripleStream,
+    SolutionStream,
 };
-use tern_export::{GraphFormat, GraphWriter, Prefixes, SolutionsFormat, SolutionsWriter};
+use tern_export::{GraphFormat, Prefixes, SolutionsFormat, SolutionsWriter, TripleRows};
 use tokio::sync::mpsc::{self, error::TrySendError};
 use tokio::sync::oneshot;
 
@@ -197,7 +196,9 @@ impl Sink {
     }
 }
 
-/// The results being written.
+/// The results being written. (One per query, inside the boxed
+/// `Producing`: the size of its variants does not matter.)
+#[allow(clippy::large_enum_variant)]
 enum Results {
     Solutions {
         rows: SolutionStream,
@@ -207,10 +208,6 @@ enum Results {
         /// The next batch, fetched while the last rows of `pending` were
         /// written (never for pages, whose state must fit a token).
         ahead: Option<Polled<RowBatch>>,
-    },
-    Graph {
-        triples: TripleStream,
-        writer: Box<dyn GraphWriter>,
     },
     /// Everything is written; only the outbox may still hold chunks.
     Written,
@@ -398,10 +395,19 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
             Results::Written
         }
         QueryOutcome::Graph(triples) => {
+            // Triples leave the engine as rows of IDs and are written like
+            // any SELECT result: decoded and formatted on all cores.
             let prefixes = Prefixes::for_query(&job.text);
-            let mut writer = job.graph_format.expect("checked").writer(prefixes);
-            writer.header(&mut sink.buf);
-            Results::Graph { triples, writer }
+            let graph_writer = job.graph_format.expect("checked").writer(prefixes);
+            let mut writer: Box<dyn SolutionsWriter> = Box::new(TripleRows::new(graph_writer));
+            let rows = triples.into_rows();
+            writer.header(&mut sink.buf, &rows.variables());
+            Results::Solutions {
+                rows,
+                writer,
+                pending: None,
+                ahead: None,
+            }
         }
     };
     let mut producing = Box::new(Producing {
@@ -463,6 +469,7 @@ impl Producing {
         let until = page_until.or(until);
         let paged = self.page.is_some();
         let mut since_clock = 0u64;
+        let mut format_failure = None;
         loop {
             let rows_before = self.ending.rows;
             since_clock += 1;
@@ -517,12 +524,12 @@ impl Producing {
                         None
                     } else if paged || left > PARALLEL_WRITE_MAX {
                         self.parallel
-                            .write(writer.as_ref(), batch, *at, &mut self.sink.buf)
+                            .write(writer.as_mut(), batch, *at, &mut self.sink.buf)
                     } else {
                         // The batch's last rows: fetch the next batch meanwhile.
                         let fetch = || rows.next_batch_in_turn(until);
                         self.parallel
-                            .write_while(writer.as_ref(), batch, *at, &mut self.sink.buf, fetch)
+                            .write_while(writer.as_mut(), batch, *at, &mut self.sink.buf, fetch)
                             .map(|(written, next)| {
                                 // A paused stream is simply asked again.
                                 if !matches!(next, Polled::Pending) {
@@ -548,6 +555,9 @@ impl Producing {
                         }
                     };
                     match written {
+                        Ok(_) if writer_failed(writer.as_mut(), &mut format_failure) => {
+                            format_failure.take().map(RequestError::NotAcceptable)
+                        }
                         Ok(written) => {
                             *at += written;
                             self.ending.rows += written as u64;
@@ -561,21 +571,6 @@ impl Producing {
                         Err(e) => Some(RequestError::from(e)),
                     }
                 }
-                Results::Graph { triples, writer } => match triples.next_in_turn(until) {
-                    Polled::End => {
-                        writer.footer(&mut self.sink.buf);
-                        return self.end();
-                    }
-                    Polled::Pending => return self.pause(false),
-                    Polled::Ready(Ok(triple)) => match writer.triple(&mut self.sink.buf, &triple) {
-                        Ok(()) => {
-                            self.ending.rows += 1;
-                            self.fault()
-                        }
-                        Err(e) => Some(RequestError::NotAcceptable(e.to_string())),
-                    },
-                    Polled::Ready(Err(e)) => Some(RequestError::from(e)),
-                },
                 Results::Written => return Ok(Step::Done),
             };
             if let Some(error) = failure {
@@ -664,13 +659,9 @@ impl Producing {
             } => {
                 debug_assert!(ahead.is_none(), "pages do not fetch ahead");
                 debug_assert!(pending.is_none(), "written above");
-                rows.suspend_keeping(&stash).map(|(rows, saved, parked)| {
-                    (saved, Some(parked), Leftover::Solutions(rows, writer))
-                })
+                rows.suspend_keeping(&stash)
+                    .map(|(rows, saved, parked)| (saved, Some(parked), Leftover(rows, writer)))
             }
-            Results::Graph { triples, writer } => triples
-                .suspend(&stash)
-                .map(|(triples, saved)| (saved, None, Leftover::Graph(triples, writer))),
             Results::Written => return Ok(Step::Done),
         };
         let (saved, parked, leftover) = match suspended {
@@ -692,41 +683,31 @@ impl Producing {
 
 /// What a suspended stream had made before the suspension point: it
 /// belongs to this page.
-enum Leftover {
-    Solutions(Vec<SolutionRow>, Box<dyn SolutionsWriter>),
-    Graph(Vec<Triple>, Box<dyn GraphWriter>),
-}
+struct Leftover(Vec<SolutionRow>, Box<dyn SolutionsWriter>);
 
 impl Leftover {
     fn len(&self) -> usize {
-        match self {
-            Leftover::Solutions(rows, _) => rows.len(),
-            Leftover::Graph(triples, _) => triples.len(),
-        }
+        self.0.len()
     }
 
     /// Writes the rows and ends the page: with the token where the format
     /// has a place for it, else with the usual footer.
     fn end_page(self, buf: &mut Vec<u8>, token: &str) {
-        match self {
-            Leftover::Solutions(rows, mut writer) => {
-                for row in rows {
-                    writer.row(buf, &tern_export::term_refs(&row));
-                }
-                if !writer.continuation(buf, token) {
-                    writer.footer(buf);
-                }
-            }
-            Leftover::Graph(triples, mut writer) => {
-                for triple in triples {
-                    // The format was able to write the triples before; a
-                    // triple it cannot express would have failed already.
-                    let _ = writer.triple(buf, &triple);
-                }
-                writer.footer(buf);
-            }
+        let Leftover(rows, mut writer) = self;
+        for row in rows {
+            writer.row(buf, &tern_export::term_refs(&row));
+        }
+        if !writer.continuation(buf, token) {
+            writer.footer(buf);
         }
     }
+}
+
+/// Whether `writer` could not write a row (RDF/XML and a predicate without
+/// an XML local name); the reason goes to `failure`.
+fn writer_failed(writer: &mut dyn SolutionsWriter, failure: &mut Option<String>) -> bool {
+    *failure = writer.take_failure().map(|e| e.to_string());
+    failure.is_some()
 }
 
 /// Whether a step that took the rows written from `before` to `rows` should

@@ -60,7 +60,7 @@ pub fn describe(endpoint: &str, format: GraphFormat, updates: bool) -> Vec<u8> {
     writer.header(&mut out);
     for t in &triples {
         // Every format can express these plain triples.
-        let _ = writer.triple(&mut out, t);
+        let _ = writer.triple(&mut out, t.as_ref());
     }
     writer.footer(&mut out);
     out

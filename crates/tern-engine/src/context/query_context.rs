@@ -17,6 +17,10 @@ use tern_index::{Id, Snapshot, Tag};
 struct LocalVocab {
     terms: Vec<Term>,
     ids: FxHashMap<Term, Id>,
+    /// Terms made up while the query was planned (constants of the query
+    /// the index does not hold): planning them again makes them again, in
+    /// the same order, so a suspended query need not keep them.
+    planned: usize,
 }
 
 /// Which graphs the default graph and the named graphs of a query are.
@@ -266,10 +270,17 @@ impl QueryContext {
             .collect();
         let mut state = OperatorState::new(numbers, Vec::new());
         let local = self.local.lock().unwrap();
-        if !local.terms.is_empty() {
+        if local.terms.len() > local.planned {
             state.stashed = Some(stash.put(local.terms.clone()));
         }
         state
+    }
+
+    /// Planning is over: the terms made up so far are the plan's (see
+    /// [`LocalVocab::planned`]).
+    pub fn planned(&self) {
+        let mut local = self.local.lock().unwrap();
+        local.planned = local.terms.len();
     }
 
     /// The `NOW()` saved by [`save`](Self::save).
@@ -300,6 +311,7 @@ impl QueryContext {
             .map(|(i, t)| (t.clone(), Id::new(Tag::LocalVocab, i as u64)))
             .collect();
         local.terms = saved;
+        local.planned = local.planned.min(local.terms.len());
         Ok(())
     }
 }

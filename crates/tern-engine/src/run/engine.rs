@@ -3,15 +3,15 @@
 
 use super::parsed::ParsedQueries;
 use super::solution_stream::{ParkedStream, SolutionStream};
-use super::triple_stream::{TripleSource, TripleStream};
-use super::{construct, describe, QueryOutcome};
+use super::triple_stream::TripleStream;
+use super::QueryOutcome;
 use crate::context::{CancelFlag, GraphSet, Limits, QueryContext, SharedMemory};
-use crate::exec::Profile;
+use crate::exec::{Construct, Describe, Measured, Profile};
 use crate::infer::{
     rewrite, take_markers, Inference, InferenceMode, SameAsAnswers, SchemaCache, MARKER_NAMESPACE,
 };
 use crate::plan::{GraphContext, OptionalJoins, Planner};
-use crate::suspend::{bad_state, SavedQuery, Stash};
+use crate::suspend::{SavedQuery, Stash};
 use crate::EngineError;
 use oxrdf::NamedNode;
 use spargebra::algebra::QueryDataset;
@@ -222,11 +222,16 @@ impl Engine {
             stash.discard(handle);
         }
         let rows = parked.resume(request.cancel.clone(), self.timeout_for(request));
-        Ok(Some(Execution {
-            outcome: QueryOutcome::Solutions {
+        let outcome = if rows.is_triples() {
+            QueryOutcome::Graph(TripleStream(rows))
+        } else {
+            QueryOutcome::Solutions {
                 variables: rows.variables(),
                 rows,
-            },
+            }
+        };
+        Ok(Some(Execution {
+            outcome,
             timings: Timings::default(),
             profile: Profile::not_kept(),
         }))
@@ -298,17 +303,6 @@ impl Engine {
         };
         let mode = self.inference_mode(request, marked);
         let ctx = self.context(dataset, base_iri, request, now)?;
-        if let (Query::Describe { .. }, Some((saved, stash))) = (&*query, resume) {
-            // A suspended DESCRIBE had computed its descriptions already.
-            let handle = saved.plan.stashed.ok_or_else(|| bad_state("DESCRIBE"))?;
-            return Ok(Execution {
-                outcome: QueryOutcome::Graph(TripleStream(TripleSource::Described(
-                    stash.take(handle)?,
-                ))),
-                timings: Timings::default(),
-                profile: Profile::not_kept(),
-            });
-        }
         let planner = Planner::new(ctx.clone(), self.options.optional_joins);
         if let Query::Ask { .. } = &*query {
             planner.first_rows_only(1);
@@ -327,10 +321,21 @@ impl Engine {
             &rewritten
         };
         let mut root = planner.plan(pattern, &GraphContext::Default)?;
-        if let Query::Ask { .. } = &*query {
+        match &*query {
             // ASK reads one solution.
-            root.first_rows_only(1);
+            Query::Ask { .. } => root.first_rows_only(1),
+            // The triples are made on IDs by the plan's last operator.
+            Query::Construct { template, .. } => {
+                let construct = Construct::new(ctx.clone(), root, template)?;
+                root = Box::new(Measured::new(Box::new(construct), None));
+            }
+            Query::Describe { .. } => {
+                let describe = Describe::new(ctx.clone(), root);
+                root = Box::new(Measured::new(Box::new(describe), None));
+            }
+            Query::Select { .. } => {}
         }
+        ctx.planned();
         let profile = if request.profile {
             Profile::of(root.as_ref())
         } else {
@@ -350,18 +355,8 @@ impl Engine {
                 rows: solutions,
             },
             Query::Ask { .. } => QueryOutcome::Boolean(solutions.next().transpose()?.is_some()),
-            Query::Construct { template, .. } => {
-                let mut construct = construct::Construct::new(solutions, template.clone());
-                if let Some((saved, stash)) = resume {
-                    if let Some(state) = &saved.construct {
-                        construct.restore(state, stash)?;
-                    }
-                }
-                QueryOutcome::Graph(TripleStream(TripleSource::Construct(Box::new(construct))))
-            }
-            Query::Describe { .. } => {
-                let triples = describe::describe(&ctx, solutions)?;
-                QueryOutcome::Graph(TripleStream(TripleSource::Described(triples.into_iter())))
+            Query::Construct { .. } | Query::Describe { .. } => {
+                QueryOutcome::Graph(TripleStream(solutions.for_triples()))
             }
         };
         Ok(Execution {

@@ -8,8 +8,6 @@
 //! Uses the planner (`plan`), the operators (`exec`) and the preemption
 //! contract (`suspend`); nothing below uses it.
 
-mod construct;
-mod describe;
 mod engine;
 pub(crate) mod guard;
 pub(crate) mod parsed;

@@ -44,6 +44,8 @@ pub struct SolutionStream {
     shown: Vec<usize>,
     buffer: VecDeque<SolutionRow>,
     done: bool,
+    /// The rows are the triples of CONSTRUCT or DESCRIBE.
+    triples: bool,
 }
 
 impl SolutionStream {
@@ -61,7 +63,20 @@ impl SolutionStream {
             shown,
             buffer: VecDeque::new(),
             done: false,
+            triples: false,
         }
+    }
+
+    /// Marks the rows as the triples of CONSTRUCT or DESCRIBE (so that a
+    /// parked stream is continued as one).
+    pub(crate) fn for_triples(mut self) -> SolutionStream {
+        self.triples = true;
+        self
+    }
+
+    /// Whether the rows are the triples of CONSTRUCT or DESCRIBE.
+    pub fn is_triples(&self) -> bool {
+        self.triples
     }
 
     pub fn variables(&self) -> Vec<Variable> {
@@ -112,7 +127,6 @@ impl SolutionStream {
             done: self.done,
             plan: self.root.save(stash)?,
             context: self.ctx.save(stash),
-            construct: None,
         };
         Ok((rows, saved))
     }
@@ -135,7 +149,6 @@ impl SolutionStream {
             done: self.done,
             plan,
             context: self.ctx.save(stash),
-            construct: None,
         });
         let handle = stash.put(ParkedStream(self));
         Ok((

@@ -1,33 +1,65 @@
 //! The lazy triples of CONSTRUCT and DESCRIBE, time-sliced, and how they
-//! are suspended.
+//! are suspended. The plan's root makes rows `?subject ?predicate ?object`
+//! of IDs (`exec::Construct`, `exec::Describe`), so the triples are a
+//! [`SolutionStream`] like any SELECT's and leave the engine the same way:
+//! as batches a writer decodes on all cores ([`into_rows`](TripleStream::into_rows)),
+//! or one [`Triple`] at a time.
 
-use super::construct::Construct;
-use super::solution_stream::Polled;
-use crate::suspend::{OperatorState, SavedQuery, Stash};
+use super::solution_stream::{Polled, SolutionStream};
+use super::SolutionRow;
+use crate::suspend::{SavedQuery, Stash};
 use crate::EngineError;
-use oxrdf::Triple;
+use oxrdf::{NamedOrBlankNode, Term, Triple};
 use std::time::Instant;
 
 /// The triples of CONSTRUCT and DESCRIBE.
-pub struct TripleStream(pub(crate) TripleSource);
-
-pub(crate) enum TripleSource {
-    Construct(Box<Construct>),
-    /// DESCRIBE's descriptions, computed when the query starts.
-    Described(std::vec::IntoIter<Triple>),
-}
+pub struct TripleStream(pub(crate) SolutionStream);
 
 impl TripleStream {
     /// The next triple, unless the turn ends at `until` first.
     pub fn next_in_turn(&mut self, until: Option<Instant>) -> Polled<Triple> {
-        match &mut self.0 {
-            TripleSource::Construct(c) => c.next_in_turn(until),
-            TripleSource::Described(triples) => match triples.next() {
-                Some(t) => Polled::Ready(Ok(t)),
-                None => Polled::End,
-            },
+        loop {
+            return match self.0.next_in_turn(until) {
+                Polled::Ready(Ok(row)) => match triple_of(row) {
+                    Some(triple) => Polled::Ready(Ok(triple)),
+                    None => continue,
+                },
+                Polled::Ready(Err(e)) => Polled::Ready(Err(e)),
+                Polled::Pending => Polled::Pending,
+                Polled::End => Polled::End,
+            };
         }
     }
+
+    /// The triples as rows of three terms, in batches of IDs (see
+    /// [`SolutionStream::next_batch_in_turn`]): how a large graph result
+    /// is written.
+    pub fn into_rows(self) -> SolutionStream {
+        self.0
+    }
+
+    /// Stops here: the triples already made (they belong to this page) and
+    /// the saved state.
+    pub fn suspend(self, stash: &Stash) -> Result<(Vec<Triple>, SavedQuery), EngineError> {
+        let (rows, saved) = self.0.suspend(stash)?;
+        Ok((rows.into_iter().filter_map(triple_of).collect(), saved))
+    }
+}
+
+/// The triple of a row `?subject ?predicate ?object`; the operators that
+/// make these rows only make well-formed ones.
+pub fn triple_of(row: SolutionRow) -> Option<Triple> {
+    let [Some(subject), Some(Term::NamedNode(predicate)), Some(object)]: [Option<Term>; 3] =
+        row.try_into().ok()?
+    else {
+        return None;
+    };
+    let subject = match subject {
+        Term::NamedNode(n) => NamedOrBlankNode::from(n),
+        Term::BlankNode(b) => NamedOrBlankNode::from(b),
+        _ => return None,
+    };
+    Some(Triple::new(subject, predicate, object))
 }
 
 impl Iterator for TripleStream {
@@ -37,26 +69,6 @@ impl Iterator for TripleStream {
         match self.next_in_turn(None) {
             Polled::Ready(t) => Some(t),
             Polled::End | Polled::Pending => None,
-        }
-    }
-}
-
-impl TripleStream {
-    /// Stops here: the triples already made (they belong to this page) and
-    /// the saved state.
-    pub fn suspend(self, stash: &Stash) -> Result<(Vec<Triple>, SavedQuery), EngineError> {
-        match self.0 {
-            TripleSource::Construct(construct) => construct.suspend(stash),
-            TripleSource::Described(triples) => {
-                let plan = OperatorState::stashed(stash.put(triples));
-                let saved = SavedQuery {
-                    done: false,
-                    plan,
-                    context: OperatorState::default(),
-                    construct: None,
-                };
-                Ok((Vec::new(), saved))
-            }
         }
     }
 }

@@ -1,22 +1,23 @@
 //! Where a suspended query stopped, as one value: the state of its
-//! operators, of its query context and, for CONSTRUCT, of its template; and
+//! operators and of its query context; and
 //! the compact bytes a continuation token carries.
 
 use super::{bad_state, OperatorState};
 use crate::EngineError;
 
-/// Where a suspended query stopped: the state of its operators, of its
-/// query context and, for CONSTRUCT, of the template.
+/// Where a suspended query stopped: the state of its operators and of its
+/// query context.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SavedQuery {
     /// The operators had produced everything.
     pub done: bool,
     pub plan: OperatorState,
     pub context: OperatorState,
-    pub construct: Option<OperatorState>,
 }
 
-const SAVED_QUERY_VERSION: u8 = 1;
+/// 2: CONSTRUCT's template is an operator of the plan, with no state of
+/// its own beside it.
+const SAVED_QUERY_VERSION: u8 = 2;
 
 impl SavedQuery {
     /// Whether resuming needs materialized state from the stash of the
@@ -33,7 +34,6 @@ impl SavedQuery {
             done: false,
             plan: OperatorState::stashed(handle),
             context: OperatorState::default(),
-            construct: None,
         }
     }
 
@@ -51,9 +51,6 @@ impl SavedQuery {
         let mut out = Vec::new();
         collect(&self.plan, &mut out);
         collect(&self.context, &mut out);
-        if let Some(construct) = &self.construct {
-            collect(construct, &mut out);
-        }
         out
     }
 
@@ -62,13 +59,6 @@ impl SavedQuery {
         let mut out = vec![SAVED_QUERY_VERSION, u8::from(self.done)];
         self.plan.encode(&mut out);
         self.context.encode(&mut out);
-        match &self.construct {
-            None => out.push(0),
-            Some(state) => {
-                out.push(1);
-                state.encode(&mut out);
-            }
-        }
         out
     }
 
@@ -82,17 +72,6 @@ impl SavedQuery {
         let mut rest = rest;
         let plan = OperatorState::decode(&mut rest)?;
         let context = OperatorState::decode(&mut rest)?;
-        let construct = match rest.split_first() {
-            Some((0, tail)) => {
-                rest = tail;
-                None
-            }
-            Some((1, tail)) => {
-                rest = tail;
-                Some(OperatorState::decode(&mut rest)?)
-            }
-            _ => return Err(bad_state("bad CONSTRUCT state")),
-        };
         if !rest.is_empty() {
             return Err(bad_state("trailing bytes"));
         }
@@ -100,7 +79,6 @@ impl SavedQuery {
             done: *done == 1,
             plan,
             context,
-            construct,
         })
     }
 }

@@ -4,7 +4,7 @@
 
 use super::bad_state;
 use crate::EngineError;
-use oxrdf::{Term, Triple};
+use oxrdf::Term;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::any::Any;
 use std::collections::VecDeque;
@@ -221,26 +221,6 @@ impl StashSize for Vec<Term> {
     fn stash_bytes(&self) -> usize {
         self.iter().map(term_bytes).sum()
     }
-}
-
-impl StashSize for FxHashSet<Triple> {
-    fn stash_bytes(&self) -> usize {
-        self.iter().map(triple_bytes).sum()
-    }
-}
-
-impl StashSize for std::vec::IntoIter<Triple> {
-    fn stash_bytes(&self) -> usize {
-        self.as_slice().iter().map(triple_bytes).sum()
-    }
-}
-
-fn triple_bytes(t: &Triple) -> usize {
-    let subject = match &t.subject {
-        oxrdf::NamedOrBlankNode::NamedNode(n) => n.as_str().len(),
-        oxrdf::NamedOrBlankNode::BlankNode(b) => b.as_str().len(),
-    };
-    subject + t.predicate.as_str().len() + term_bytes(&t.object) + 96
 }
 
 fn term_bytes(term: &Term) -> usize {

@@ -1,0 +1,249 @@
+//! CONSTRUCT's template, instantiated on IDs: for every input row, one
+//! output row `?subject ?predicate ?object` per template triple whose terms
+//! are all bound and well placed. No term is decoded here: constants are
+//! IDs (interned once, at planning), template blank nodes are fresh
+//! blank-node IDs per solution, and a triple with a literal subject or a
+//! predicate that is not an IRI is dropped by looking at its IDs' kinds. The
+//! rows then leave the engine like any SELECT result, as batches of IDs
+//! that the writers decode on all cores.
+
+use super::profile::OperatorInfo;
+use super::{Batch, BoxedOperator, Operator};
+use crate::context::QueryContext;
+use crate::suspend::{OperatorState, Stash};
+use crate::EngineError;
+use oxrdf::{Term, Variable};
+use rustc_hash::{FxHashMap, FxHashSet};
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+use std::sync::Arc;
+use tern_index::{Id, Tag};
+
+/// Duplicates are removed among this many recent triples. A result is a set
+/// of triples, so a repeat beyond the window changes no graph a client
+/// parses, and the window keeps memory bounded for exports of any size
+/// (24 bytes a triple: about 1.5 MiB at most).
+const DUPLICATE_WINDOW: usize = 1 << 16;
+
+/// Template blank nodes are blank-node IDs from here up: far above any
+/// number the loader gives a stored blank node, so they name nodes of their
+/// own (labelled `_:cN`).
+const FRESH_BLANK_BASE: u64 = Id::FRESH_BLANK_BASE;
+
+/// The names of the output columns.
+pub fn triple_variables() -> Vec<Variable> {
+    ["subject", "predicate", "object"]
+        .map(Variable::new_unchecked)
+        .to_vec()
+}
+
+/// Where a template term's ID comes from.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Constant(Id),
+    Column(usize),
+    /// The `k`th blank node of the template, fresh per solution.
+    Blank(u64),
+}
+
+pub struct Construct {
+    ctx: Arc<QueryContext>,
+    input: BoxedOperator,
+    variables: Vec<Variable>,
+    /// Per template triple that can produce anything: its three slots.
+    template: Vec<[Slot; 3]>,
+    /// Blank nodes in the template.
+    blanks: u64,
+    /// Solutions instantiated so far: numbers the fresh blank nodes.
+    solutions: u64,
+    seen: FxHashSet<[Id; 3]>,
+    /// Whether a vocabulary ID is an IRI (cached: the same predicates and
+    /// classes come back on every row).
+    kinds: FxHashMap<Id, bool>,
+    detail: String,
+}
+
+impl Construct {
+    pub fn new(
+        ctx: Arc<QueryContext>,
+        input: BoxedOperator,
+        patterns: &[TriplePattern],
+    ) -> Result<Construct, EngineError> {
+        let mut blank_numbers: FxHashMap<String, u64> = FxHashMap::default();
+        let mut template = Vec::with_capacity(patterns.len());
+        'patterns: for pattern in patterns {
+            let predicate = match &pattern.predicate {
+                NamedNodePattern::NamedNode(n) => TermPattern::NamedNode(n.clone()),
+                NamedNodePattern::Variable(v) => TermPattern::Variable(v.clone()),
+            };
+            let mut slots = [Slot::Constant(Id::UNDEFINED); 3];
+            for (position, term) in [&pattern.subject, &predicate, &pattern.object]
+                .into_iter()
+                .enumerate()
+            {
+                slots[position] = match term {
+                    TermPattern::Variable(v) => {
+                        match input.variables().iter().position(|x| x == v) {
+                            Some(column) => Slot::Column(column),
+                            // Never bound: the triple is never made.
+                            None => continue 'patterns,
+                        }
+                    }
+                    TermPattern::BlankNode(b) => {
+                        let next = blank_numbers.len() as u64;
+                        Slot::Blank(*blank_numbers.entry(b.as_str().to_owned()).or_insert(next))
+                    }
+                    TermPattern::NamedNode(n) => Slot::Constant(ctx.intern(&n.clone().into())?),
+                    TermPattern::Literal(l) if position == 2 => {
+                        Slot::Constant(ctx.intern(&l.clone().into())?)
+                    }
+                    // A literal subject: the triple is never well formed.
+                    _ => continue 'patterns,
+                };
+            }
+            template.push(slots);
+        }
+        let detail = patterns
+            .iter()
+            .map(|p| p.to_string())
+            .collect::<Vec<_>>()
+            .join(" . ");
+        Ok(Construct {
+            ctx,
+            input,
+            variables: triple_variables(),
+            template,
+            blanks: blank_numbers.len() as u64,
+            solutions: 0,
+            seen: FxHashSet::default(),
+            kinds: FxHashMap::default(),
+            detail,
+        })
+    }
+
+    /// Whether `id` names an IRI (true) or something else; undefined IDs
+    /// name nothing.
+    fn is_iri(&mut self, id: Id) -> Result<bool, EngineError> {
+        Ok(match id.tag() {
+            Tag::Vocab | Tag::DeltaVocab => {
+                if let Some(&known) = self.kinds.get(&id) {
+                    return Ok(known);
+                }
+                let iri = !self.ctx.is_literal(id)?;
+                self.kinds.insert(id, iri);
+                iri
+            }
+            Tag::LocalVocab => matches!(self.ctx.term(id)?, Some(Term::NamedNode(_))),
+            _ => false,
+        })
+    }
+
+    /// Whether `id` can be a subject: an IRI or a blank node.
+    fn is_subject(&mut self, id: Id) -> Result<bool, EngineError> {
+        Ok(match id.tag() {
+            Tag::BlankNode => true,
+            Tag::LocalVocab => matches!(
+                self.ctx.term(id)?,
+                Some(Term::NamedNode(_) | Term::BlankNode(_))
+            ),
+            _ => self.is_iri(id)?,
+        })
+    }
+
+    fn instantiate(&mut self, input: &Batch, out: &mut Batch) -> Result<(), EngineError> {
+        if self.seen.len() >= DUPLICATE_WINDOW {
+            self.seen.clear();
+        }
+        let template = std::mem::take(&mut self.template);
+        let result = (|| {
+            for row in 0..input.len {
+                let blank_base = FRESH_BLANK_BASE + self.solutions * self.blanks;
+                self.solutions += 1;
+                for slots in &template {
+                    let [s, p, o] = slots.map(|slot| match slot {
+                        Slot::Constant(id) => id,
+                        Slot::Column(c) => input.columns[c][row],
+                        Slot::Blank(k) => Id::new(Tag::BlankNode, blank_base + k),
+                    });
+                    if o == Id::UNDEFINED || !self.is_subject(s)? || !self.is_iri(p)? {
+                        continue;
+                    }
+                    // Fresh blank nodes make every triple they are in new.
+                    let fresh =
+                        matches!(slots[0], Slot::Blank(_)) || matches!(slots[2], Slot::Blank(_));
+                    if fresh || self.seen.insert([s, p, o]) {
+                        out.push_row(&[s, p, o]);
+                    }
+                }
+            }
+            Ok(())
+        })();
+        self.template = template;
+        result
+    }
+}
+
+impl Operator for Construct {
+    fn variables(&self) -> &[Variable] {
+        &self.variables
+    }
+
+    fn estimated_rows(&self) -> Option<u64> {
+        self.input
+            .estimated_rows()
+            .map(|rows| rows.saturating_mul(self.template.len() as u64))
+    }
+
+    fn describe(&self) -> OperatorInfo {
+        OperatorInfo::new("Construct", self.detail.clone())
+    }
+
+    fn children(&self) -> Vec<&dyn Operator> {
+        vec![self.input.as_ref()]
+    }
+
+    /// The number of solutions instantiated (which numbers the next fresh
+    /// blank nodes) and the input's state. The window of recent triples is
+    /// not kept: after resuming, a triple returned before the suspension
+    /// may come again, which changes no graph (see [`DUPLICATE_WINDOW`]),
+    /// and the query stays resumable by any server.
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        Ok(OperatorState::new(
+            vec![self.solutions],
+            vec![self.input.save(stash)?],
+        ))
+    }
+
+    fn checkpoint(&self) -> Option<OperatorState> {
+        let input = self.input.checkpoint()?;
+        Some(OperatorState::new(vec![self.solutions], vec![input]))
+    }
+
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        self.solutions = state.number(0)?;
+        self.input.restore(state.into_child()?, stash)
+    }
+
+    fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
+        loop {
+            let Some(input) = self.input.next_batch()? else {
+                return Ok(None);
+            };
+            self.ctx.check()?;
+            if input.len == 0 {
+                // The input paused for the end of the turn.
+                return Ok(Some(input_paused()));
+            }
+            let mut out = Batch::with_columns(3);
+            self.instantiate(&input, &mut out)?;
+            if out.len > 0 {
+                return Ok(Some(out));
+            }
+        }
+    }
+}
+
+/// An empty batch: what an operator returns when the turn ended before it
+/// had rows.
+fn input_paused() -> Batch {
+    Batch::with_columns(3)
+}
