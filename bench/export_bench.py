@@ -2,9 +2,12 @@
 """Export throughput of `tern serve` next to Oxigraph's server and Virtuoso 7,
 same data, same client (`curl -o /dev/null`), interleaved in one run.
 
-Queries: (a) SELECT ?s ?p ?o WHERE { ?s ?p ?o } as TSV, CSV and JSON;
-(b) a CONSTRUCT with a three-triple template over the same pattern as
-Turtle. Each uncompressed and with each content coding the server offers.
+Queries: (a) `select`: SELECT ?s ?p ?o WHERE { ?s ?p ?o } as TSV, CSV and
+JSON; (b) `construct`: a CONSTRUCT with a three-triple template over the same
+pattern, as Turtle and N-Triples; (c) `spo`: CONSTRUCT { ?s ?p ?o } WHERE
+{ ?s ?p ?o } (the whole graph) as N-Triples, Turtle and JSON-LD; (d)
+`describe`: DESCRIBE of every bsbm:Product, as N-Triples and Turtle. Each
+uncompressed and with each content coding the server offers.
 Cases are named QUERY-FORMAT-ENCODING (e.g. select-tsv-identity,
 construct-turtle-gzip); --cases takes comma-separated names or shell patterns
 (`select-*`, `*-gzip`; QUERY-FORMAT alone means every encoding). Each case runs
@@ -122,14 +125,30 @@ CONSTRUCT = (
     "PREFIX ex: <http://example.org/export/> "
     "CONSTRUCT { ?s ex:p ?p . ?s ex:o ?o . ?s ex:triple ?p } WHERE { ?s ?p ?o }"
 )
+# Every triple as it is (the whole graph, "give me all the data").
+CONSTRUCT_SPO = "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"
+# Every product's concise bounded description.
+DESCRIBE = (
+    "PREFIX bsbm: <http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/vocabulary/> "
+    "DESCRIBE ?product WHERE { ?product a bsbm:Product }"
+)
 CASES = [
     ("select", SELECT, "tsv", "text/tab-separated-values"),
     ("select", SELECT, "csv", "text/csv"),
     ("select", SELECT, "json", "application/sparql-results+json"),
     ("construct", CONSTRUCT, "turtle", "text/turtle"),
+    ("construct", CONSTRUCT, "ntriples", "application/n-triples"),
+    ("spo", CONSTRUCT_SPO, "ntriples", "application/n-triples"),
+    ("spo", CONSTRUCT_SPO, "turtle", "text/turtle"),
+    ("spo", CONSTRUCT_SPO, "jsonld", "application/ld+json"),
+    ("describe", DESCRIBE, "ntriples", "application/n-triples"),
+    ("describe", DESCRIBE, "turtle", "text/turtle"),
 ]
-# The row check asks for the CONSTRUCT as N-Triples: one triple per line.
-CHECK_FORMAT = {"turtle": ("ntriples", "application/n-triples")}
+# The row check asks for graph results as N-Triples: one triple per line.
+CHECK_FORMAT = {
+    "turtle": ("ntriples", "application/n-triples"),
+    "jsonld": ("ntriples", "application/n-triples"),
+}
 PROBE = "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 1000"
 VIRTUOSO_MAX_ROWS = 100000000
 

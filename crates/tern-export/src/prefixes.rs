@@ -1,7 +1,7 @@
 //! Prefixes for compact Turtle and RDF/XML: those declared in the query,
 //! then well-known ones, looked up by namespace.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Prefixes every user knows; also what `tern serve` predeclares for queries.
 pub const WELL_KNOWN: &[(&str, &str)] = &[
@@ -25,7 +25,7 @@ pub const WELL_KNOWN: &[(&str, &str)] = &[
 pub struct Prefixes {
     /// (prefix, namespace) in declaration order.
     entries: Vec<(String, String)>,
-    by_namespace: HashMap<String, usize>,
+    by_namespace: FxHashMap<String, usize>,
 }
 
 impl Prefixes {

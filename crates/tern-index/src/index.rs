@@ -474,6 +474,27 @@ impl TermRefs {
 
     /// Sets the `i`-th term to the one stored under vocabulary key `key`
     /// (for terms the base vocabulary does not hold).
+    /// Gives rows `rows` the term `term`, which the index does not hold (a
+    /// term a query made): written once, shared by the rows. False for a
+    /// term with no vocabulary key (a blank node, an inline value): the
+    /// caller keeps it aside.
+    pub fn set_term(&mut self, rows: &[usize], term: TermRef<'_>) -> bool {
+        let Some(&first) = rows.first() else {
+            return true;
+        };
+        let Some(key) = term_key::key_of(term).and_then(|k| String::from_utf8(k).ok()) else {
+            return false;
+        };
+        if self.set_key(first, &key).is_err() {
+            return false;
+        }
+        let slot = self.slots[first];
+        for &row in &rows[1..] {
+            self.slots[row] = slot;
+        }
+        true
+    }
+
     pub(crate) fn set_key(&mut self, i: usize, key: &str) -> Result<(), term_key::CorruptKey> {
         let parts = term_key::key_parts(key)?;
         let start = self.text.len();

@@ -511,7 +511,15 @@ impl Producing {
                                 return self.end();
                             }
                             Polled::Pending => return self.pause(false),
-                            Polled::Ready(Ok(batch)) => *pending = Some((batch, 0)),
+                            Polled::Ready(Ok(mut batch)) => {
+                                // A long batch is decoded whole, in
+                                // vocabulary order, before its rows are
+                                // written.
+                                if let Err(e) = batch.prepare() {
+                                    return self.fail(RequestError::from(e));
+                                }
+                                *pending = Some((batch, 0));
+                            }
                             Polled::Ready(Err(e)) => {
                                 let error = RequestError::from(e);
                                 return self.fail(error);

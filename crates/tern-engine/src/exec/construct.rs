@@ -45,6 +45,18 @@ enum Slot {
     Blank(u64),
 }
 
+/// Most IDs whose kind is remembered; beyond, the memory starts over.
+const KINDS_KEPT: usize = 1 << 16;
+
+/// What an ID stands for, as far as placing it in a triple goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Iri,
+    Blank,
+    /// A literal, or nothing.
+    Other,
+}
+
 pub struct Construct {
     ctx: Arc<QueryContext>,
     input: BoxedOperator,
@@ -56,9 +68,10 @@ pub struct Construct {
     /// Solutions instantiated so far: numbers the fresh blank nodes.
     solutions: u64,
     seen: FxHashSet<[Id; 3]>,
-    /// Whether a vocabulary ID is an IRI (cached: the same predicates and
-    /// classes come back on every row).
-    kinds: FxHashMap<Id, bool>,
+    /// What an ID of the updates' or the query's vocabulary stands for
+    /// (those take a lookup; cached, as the same few come back on every
+    /// row).
+    kinds: FxHashMap<Id, Kind>,
     detail: String,
 }
 
@@ -120,32 +133,47 @@ impl Construct {
         })
     }
 
-    /// Whether `id` names an IRI (true) or something else; undefined IDs
-    /// name nothing.
     fn is_iri(&mut self, id: Id) -> Result<bool, EngineError> {
-        Ok(match id.tag() {
-            Tag::Vocab | Tag::DeltaVocab => {
-                if let Some(&known) = self.kinds.get(&id) {
-                    return Ok(known);
-                }
-                let iri = !self.ctx.is_literal(id)?;
-                self.kinds.insert(id, iri);
-                iri
-            }
-            Tag::LocalVocab => matches!(self.ctx.term(id)?, Some(Term::NamedNode(_))),
-            _ => false,
-        })
+        Ok(self.kind(id)? == Kind::Iri)
     }
 
     /// Whether `id` can be a subject: an IRI or a blank node.
     fn is_subject(&mut self, id: Id) -> Result<bool, EngineError> {
+        Ok(matches!(self.kind(id)?, Kind::Iri | Kind::Blank))
+    }
+
+    /// What `id` stands for.
+    fn kind(&mut self, id: Id) -> Result<Kind, EngineError> {
         Ok(match id.tag() {
-            Tag::BlankNode => true,
-            Tag::LocalVocab => matches!(
-                self.ctx.term(id)?,
-                Some(Term::NamedNode(_) | Term::BlankNode(_))
-            ),
-            _ => self.is_iri(id)?,
+            Tag::BlankNode => Kind::Blank,
+            // IRIs sort before literals: one comparison.
+            Tag::Vocab => match self.ctx.is_literal(id)? {
+                true => Kind::Other,
+                false => Kind::Iri,
+            },
+            Tag::DeltaVocab | Tag::LocalVocab => {
+                if let Some(&known) = self.kinds.get(&id) {
+                    return Ok(known);
+                }
+                if self.kinds.len() >= KINDS_KEPT {
+                    self.kinds.clear();
+                }
+                let kind = if id.tag() != Tag::LocalVocab {
+                    match self.ctx.is_literal(id)? {
+                        true => Kind::Other,
+                        false => Kind::Iri,
+                    }
+                } else {
+                    match self.ctx.term(id)? {
+                        Some(Term::NamedNode(_)) => Kind::Iri,
+                        Some(Term::BlankNode(_)) => Kind::Blank,
+                        _ => Kind::Other,
+                    }
+                };
+                self.kinds.insert(id, kind);
+                kind
+            }
+            _ => Kind::Other,
         })
     }
 
@@ -164,7 +192,14 @@ impl Construct {
                         Slot::Column(c) => input.columns[c][row],
                         Slot::Blank(k) => Id::new(Tag::BlankNode, blank_base + k),
                     });
-                    if o == Id::UNDEFINED || !self.is_subject(s)? || !self.is_iri(p)? {
+                    // A constant is in its place by the grammar (an IRI or
+                    // a blank node as subject, an IRI as predicate): only
+                    // a variable's value is looked at.
+                    let column = |i: usize| matches!(slots[i], Slot::Column(_));
+                    if o == Id::UNDEFINED
+                        || (column(0) && !self.is_subject(s)?)
+                        || (column(1) && !self.is_iri(p)?)
+                    {
                         continue;
                     }
                     // Fresh blank nodes make every triple they are in new.

@@ -5,8 +5,13 @@ use super::SolutionRow;
 use crate::context::QueryContext;
 use crate::EngineError;
 use oxrdf::{Term, TermRef};
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 use tern_index::TermRefs;
+
+/// Batches from this long are decoded whole before they are written (see
+/// [`RowBatch::prepare`]).
+const WHOLE_DECODE_ROWS: usize = 8 * 1024;
 
 /// A batch of solutions still as IDs. A writer decodes the slice of rows it
 /// is about to write ([`decode`](Self::decode)): decoding terms is most of
@@ -21,9 +26,54 @@ pub(super) enum Rows {
         columns: Vec<Vec<tern_index::Id>>,
         len: usize,
         ctx: Arc<QueryContext>,
+        /// Every column decoded whole (see [`RowBatch::prepare`]).
+        decoded: Option<Arc<Vec<DecodedColumn>>>,
     },
     /// Rows decoded before (by [`SolutionStream::next_in_turn`]).
     Owned(Vec<SolutionRow>),
+}
+
+/// One column's terms.
+pub(super) struct DecodedColumn {
+    refs: TermRefs,
+    /// Terms the query made itself that have no vocabulary key (blank
+    /// nodes of BNODE()), by row; the others are in `refs`.
+    unkeyed: Vec<(usize, Term)>,
+}
+
+impl DecodedColumn {
+    /// Decodes `ids`: the index's terms, then the query's own (a
+    /// CONSTRUCT template's constant, a BIND's string), each looked up
+    /// once however many rows hold it.
+    fn of(ctx: &QueryContext, ids: &[tern_index::Id]) -> Result<DecodedColumn, EngineError> {
+        let mut refs = ctx.index.term_refs(ids)?;
+        let mut made: FxHashMap<tern_index::Id, Vec<usize>> = FxHashMap::default();
+        for (row, id) in ids.iter().enumerate() {
+            if id.tag() == tern_index::Tag::LocalVocab {
+                made.entry(*id).or_default().push(row);
+            }
+        }
+        let mut unkeyed = Vec::new();
+        for (id, rows) in made {
+            let Some(term) = ctx.term(id)? else {
+                continue;
+            };
+            if !refs.set_term(&rows, term.as_ref()) {
+                unkeyed.extend(rows.into_iter().map(|row| (row, term.clone())));
+            }
+        }
+        unkeyed.sort_unstable_by_key(|(row, _)| *row);
+        Ok(DecodedColumn { refs, unkeyed })
+    }
+
+    fn get(&self, row: usize) -> Option<TermRef<'_>> {
+        self.refs.get(row).or_else(|| {
+            self.unkeyed
+                .binary_search_by_key(&row, |(r, _)| *r)
+                .ok()
+                .map(|k| self.unkeyed[k].1.as_ref())
+        })
+    }
 }
 
 impl RowBatch {
@@ -38,31 +88,61 @@ impl RowBatch {
         self.len() == 0
     }
 
+    /// Decodes every column of a long batch whole, now (on all cores), so
+    /// that [`decode`](Self::decode) only hands out slices of it. Asked for
+    /// all at once, the vocabulary reads the terms of a column in its own
+    /// order and decodes each block once for the batch (see
+    /// `tern_index::Vocabulary::key_refs`), where slices asked for one by
+    /// one decode a block per term once the vocabulary is larger than its
+    /// cache: a full export of BSBM 10M (2.7 M terms) with the default cache.
+    /// What it holds is the text of the batch's terms.
+    pub fn prepare(&mut self) -> Result<(), EngineError> {
+        let Rows::Ids {
+            columns,
+            len,
+            ctx,
+            decoded,
+        } = &mut self.0
+        else {
+            return Ok(());
+        };
+        if *len < WHOLE_DECODE_ROWS || decoded.is_some() {
+            return Ok(());
+        }
+        use rayon::prelude::*;
+        let whole = columns
+            .par_iter()
+            .map(|column| DecodedColumn::of(ctx, column))
+            .collect::<Result<Vec<_>, _>>()?;
+        *decoded = Some(Arc::new(whole));
+        Ok(())
+    }
+
     /// The terms of rows `rows` (row 0 of the result is row `rows.start` of
     /// this batch).
     pub fn decode(&self, rows: std::ops::Range<usize>) -> Result<TermBatch, EngineError> {
-        let (columns, ctx) = match &self.0 {
-            Rows::Ids { columns, ctx, .. } => (columns, ctx),
+        let (columns, ctx, decoded) = match &self.0 {
+            Rows::Ids {
+                columns,
+                ctx,
+                decoded,
+                ..
+            } => (columns, ctx, decoded),
             Rows::Owned(owned) => return Ok(TermBatch(Terms::Owned(owned[rows].to_vec()))),
         };
-        let mut refs = Vec::with_capacity(columns.len());
-        let mut local = Vec::with_capacity(columns.len());
-        for column in columns {
-            let ids = &column[rows.clone()];
-            refs.push(ctx.index.term_refs(ids)?);
-            let mut made = Vec::new();
-            for (row, id) in ids.iter().enumerate() {
-                if id.tag() == tern_index::Tag::LocalVocab {
-                    if let Some(term) = ctx.term(*id)? {
-                        made.push((row, term));
-                    }
-                }
+        let (columns, offset) = match decoded {
+            Some(whole) => (Arc::clone(whole), rows.start),
+            None => {
+                let slices = columns
+                    .iter()
+                    .map(|column| DecodedColumn::of(ctx, &column[rows.clone()]))
+                    .collect::<Result<Vec<_>, _>>()?;
+                (Arc::new(slices), 0)
             }
-            local.push(made);
-        }
+        };
         Ok(TermBatch(Terms::Borrowed {
-            columns: refs,
-            local,
+            columns,
+            offset,
             len: rows.len(),
         }))
     }
@@ -75,10 +155,9 @@ pub struct TermBatch(Terms);
 
 enum Terms {
     Borrowed {
-        columns: Vec<TermRefs>,
-        /// Terms the query made itself (its local vocabulary), which the
-        /// index does not know: per column, by row.
-        local: Vec<Vec<(usize, Term)>>,
+        /// Decoded for these rows, or for the whole batch from `offset` on.
+        columns: Arc<Vec<DecodedColumn>>,
+        offset: usize,
         len: usize,
     },
     /// Rows decoded before.
@@ -101,17 +180,9 @@ impl TermBatch {
     pub fn row<'a>(&'a self, i: usize, out: &mut Vec<Option<TermRef<'a>>>) {
         out.clear();
         match &self.0 {
-            Terms::Borrowed { columns, local, .. } => {
-                for (column, made) in columns.iter().zip(local) {
-                    out.push(match column.get(i) {
-                        Some(term) => Some(term),
-                        None => made
-                            .binary_search_by_key(&i, |(row, _)| *row)
-                            .ok()
-                            .map(|k| made[k].1.as_ref()),
-                    });
-                }
-            }
+            Terms::Borrowed {
+                columns, offset, ..
+            } => out.extend(columns.iter().map(|column| column.get(offset + i))),
             Terms::Owned(rows) => out.extend(rows[i].iter().map(|t| t.as_ref().map(Term::as_ref))),
         }
     }

@@ -252,6 +252,7 @@ impl SolutionStream {
                 columns,
                 len,
                 ctx: Arc::clone(&self.ctx),
+                decoded: None,
             })
         }))
     }

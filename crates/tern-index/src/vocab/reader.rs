@@ -12,6 +12,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+mod sorted;
+
 /// Memory for decoded blocks, by default: the whole vocabulary of BSBM 1M
 /// (60 MB of keys) stays decoded during a full export.
 pub const DEFAULT_CACHE_BYTES: usize = 128 << 20;
@@ -45,36 +47,56 @@ pub struct Vocabulary {
     cache: Mutex<Cache>,
 }
 
-/// Keys of many entries, borrowed from decoded blocks (see
-/// [`Vocabulary::key_refs`]).
-pub struct Keys {
-    blocks: Vec<Arc<DecodedBlock>>,
-    /// Per key: its block in `blocks`, its entry in the block.
-    refs: Vec<(u32, u32)>,
+/// Keys of many entries (see [`Vocabulary::key_refs`]).
+pub struct Keys(KeyStore);
+
+enum KeyStore {
+    /// Borrowed from the decoded blocks.
+    Blocks {
+        blocks: Vec<Arc<DecodedBlock>>,
+        /// Per key: its block in `blocks`, its entry in the block.
+        refs: Vec<(u32, u32)>,
+    },
+    /// Copied out of the blocks, which were let go of one round at a time
+    /// (see [`Vocabulary::key_refs`]).
+    Copied(sorted::CopiedKeys),
 }
 
 impl Keys {
     pub fn len(&self) -> usize {
-        self.refs.len()
+        match &self.0 {
+            KeyStore::Blocks { refs, .. } => refs.len(),
+            KeyStore::Copied(copied) => copied.len(),
+        }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.refs.is_empty()
+        self.len() == 0
     }
 
     /// The key of the `i`-th index asked for.
     #[inline]
     pub fn get(&self, i: usize) -> &[u8] {
-        let (block, entry) = self.refs[i];
-        self.blocks[block as usize].key(entry as usize)
+        match &self.0 {
+            KeyStore::Blocks { blocks, refs } => {
+                let (block, entry) = refs[i];
+                blocks[block as usize].key(entry as usize)
+            }
+            KeyStore::Copied(copied) => copied.get(i),
+        }
     }
 
     /// The key of the `i`-th index asked for as text, if it is UTF-8 (keys of
     /// IRIs and literals are).
     #[inline]
     pub fn get_str(&self, i: usize) -> Option<&str> {
-        let (block, entry) = self.refs[i];
-        self.blocks[block as usize].key_str(entry as usize)
+        match &self.0 {
+            KeyStore::Blocks { blocks, refs } => {
+                let (block, entry) = refs[i];
+                blocks[block as usize].key_str(entry as usize)
+            }
+            KeyStore::Copied(copied) => copied.get_str(i),
+        }
     }
 
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
@@ -86,7 +108,7 @@ impl Keys {
     /// scan) does not wait for each in turn.
     #[inline]
     pub fn touch(&self, i: usize) {
-        if i < self.refs.len() {
+        if i < self.len() {
             prefetch(self.get(i).as_ptr());
         }
     }
@@ -332,9 +354,17 @@ impl Vocabulary {
         self.corrupt(INDEX_FILE, format!("vocabulary index {index} out of range"))
     }
 
-    /// Keys of many entries at once, borrowed from the decoded blocks: each
-    /// block is decoded at most once (and not at all if it is in the cache).
+    /// Keys of many entries at once: each block is decoded at most once
+    /// (and not at all if it is in the cache). A few keys are borrowed from
+    /// their blocks; many (from [`SORTED_KEYS`] on) are read in vocabulary
+    /// order, a round of blocks at a time, and copied out, so that memory
+    /// holds the keys asked for, not every block they lie in: a large result
+    /// whose terms lie all over a vocabulary larger than the cache decodes
+    /// each block once per call instead of once per key.
     pub fn key_refs(&self, indexes: &[u64]) -> Result<Keys> {
+        if indexes.len() >= sorted::SORTED_KEYS {
+            return self.copied_keys(indexes).map(|k| Keys(KeyStore::Copied(k)));
+        }
         let mut refs = Vec::with_capacity(indexes.len());
         // Block ids of `blocks`, and back.
         let mut ids: Vec<usize> = Vec::new();
@@ -380,7 +410,7 @@ impl Vocabulary {
             }
             blocks.extend(self.fetch(&ids[main_slots..])?);
         }
-        Ok(Keys { blocks, refs })
+        Ok(Keys(KeyStore::Blocks { blocks, refs }))
     }
 
     /// Keys of many entries at once, copied; see [`key_refs`](Self::key_refs).

@@ -1,0 +1,186 @@
+//! Many keys at once, read in vocabulary order: the indexes asked for are
+//! sorted, the blocks they lie in are decoded a round at a time (in
+//! parallel, through the cache) and the keys copied out before the next
+//! round. A column of a large result (the objects of a scan) names terms
+//! from all over the vocabulary; asked one slice at a time, each slice
+//! decodes a block per key once the vocabulary outgrows the cache, while
+//! asked whole and in order, a block serves every key of the column that
+//! lies in it.
+
+use super::{Result, Vocabulary};
+use crate::error::IndexError;
+
+/// Keys from which [`Vocabulary::key_refs`] reads in vocabulary order.
+pub const SORTED_KEYS: usize = 4096;
+/// Main blocks decoded per round (8 KiB each, decoded): what the copying
+/// holds at once besides the copies. (A few in tests, so that their
+/// vocabularies take many rounds.)
+const ROUND_BLOCKS: usize = if cfg!(test) { 4 } else { 256 };
+
+/// Keys copied side by side, in the order they were asked for.
+pub struct CopiedKeys {
+    bytes: Vec<u8>,
+    /// Per key asked for: start and end in `bytes`.
+    spans: Vec<(u32, u32)>,
+}
+
+impl CopiedKeys {
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> &[u8] {
+        let (start, end) = self.spans[i];
+        &self.bytes[start as usize..end as usize]
+    }
+
+    #[inline]
+    pub fn get_str(&self, i: usize) -> Option<&str> {
+        std::str::from_utf8(self.get(i)).ok()
+    }
+}
+
+/// A key to copy: who asked for it (its position), and where it is.
+#[derive(Clone, Copy)]
+struct Wanted {
+    position: u32,
+    /// The entry's index in the main section, then in the long section
+    /// for a long key.
+    index: u64,
+}
+
+impl Vocabulary {
+    /// The keys of `indexes`, copied (see the module comment).
+    pub(super) fn copied_keys(&self, indexes: &[u64]) -> Result<CopiedKeys> {
+        if indexes.len() >= u32::MAX as usize {
+            return Err(self.corrupt(super::INDEX_FILE, "too many keys at once".to_owned()));
+        }
+        let mut wanted: Vec<Wanted> = indexes
+            .iter()
+            .enumerate()
+            .map(|(position, &index)| Wanted {
+                position: position as u32,
+                index,
+            })
+            .collect();
+        wanted.sort_unstable_by_key(|w| w.index);
+        if let Some(last) = wanted.last() {
+            if last.index >= self.entries {
+                return Err(self.out_of_range(last.index));
+            }
+        }
+        let mut copied = CopiedKeys {
+            bytes: Vec::new(),
+            spans: vec![(0, 0); indexes.len()],
+        };
+        // Equal indexes share the first one's copy.
+        let mut repeats: Vec<(u32, u32)> = Vec::new();
+        let mut distinct: Vec<Wanted> = Vec::with_capacity(wanted.len());
+        for w in wanted {
+            match distinct.last() {
+                Some(last) if last.index == w.index => repeats.push((w.position, last.position)),
+                _ => distinct.push(w),
+            }
+        }
+        let mut at = 0;
+        while at < distinct.len() {
+            at = self.copy_round(&distinct, at, &mut copied)?;
+        }
+        for (position, first) in repeats {
+            copied.spans[position as usize] = copied.spans[first as usize];
+        }
+        Ok(copied)
+    }
+
+    /// Copies the keys of `distinct[at..]` that lie in the next
+    /// [`ROUND_BLOCKS`] main blocks; where the next round starts.
+    fn copy_round(&self, distinct: &[Wanted], at: usize, copied: &mut CopiedKeys) -> Result<usize> {
+        let mut blocks: Vec<usize> = Vec::new();
+        let mut block_of: Vec<u32> = Vec::new();
+        let mut end = at;
+        while end < distinct.len() {
+            let block = self.main.locate(distinct[end].index);
+            if blocks.last() != Some(&block) {
+                if blocks.len() == ROUND_BLOCKS {
+                    break;
+                }
+                blocks.push(block);
+            }
+            block_of.push((blocks.len() - 1) as u32);
+            end += 1;
+        }
+        let decoded = self.fetch(&blocks)?;
+        let mut long: Vec<Wanted> = Vec::new();
+        for (w, &slot) in distinct[at..end].iter().zip(&block_of) {
+            let block = blocks[slot as usize];
+            let entry = (w.index - self.main.firsts[block]) as usize;
+            let decoded = &decoded[slot as usize];
+            match decoded.long_rank(entry) {
+                Some(rank) => long.push(Wanted {
+                    position: w.position,
+                    index: self.first_longs[block] + u64::from(rank),
+                }),
+                None => copy(copied, w.position, decoded.key(entry))?,
+            }
+        }
+        drop(decoded);
+        // Long keys come in the order of their stubs, which is theirs.
+        let mut k = 0;
+        while k < long.len() {
+            k = self.copy_long_round(&long, k, copied)?;
+        }
+        Ok(end)
+    }
+
+    /// As [`copy_round`](Self::copy_round) for long keys.
+    fn copy_long_round(
+        &self,
+        long: &[Wanted],
+        at: usize,
+        copied: &mut CopiedKeys,
+    ) -> Result<usize> {
+        let main_blocks = self.main.blocks();
+        let mut ids: Vec<usize> = Vec::new();
+        let mut block_of: Vec<u32> = Vec::new();
+        let mut end = at;
+        while end < long.len() {
+            let index = long[end].index;
+            if index >= self.long.len() {
+                return Err(
+                    self.corrupt(super::INDEX_FILE, format!("long key {index} out of range"))
+                );
+            }
+            let block = self.long.locate(index);
+            if ids.last() != Some(&(main_blocks + block)) {
+                if ids.len() == ROUND_BLOCKS {
+                    break;
+                }
+                ids.push(main_blocks + block);
+            }
+            block_of.push((ids.len() - 1) as u32);
+            end += 1;
+        }
+        let decoded = self.fetch(&ids)?;
+        for (w, &slot) in long[at..end].iter().zip(&block_of) {
+            let block = ids[slot as usize] - main_blocks;
+            let entry = (w.index - self.long.firsts[block]) as usize;
+            copy(copied, w.position, decoded[slot as usize].key(entry))?;
+        }
+        Ok(end)
+    }
+}
+
+fn copy(copied: &mut CopiedKeys, position: u32, key: &[u8]) -> Result<()> {
+    let start = copied.bytes.len();
+    copied.bytes.extend_from_slice(key);
+    let end = copied.bytes.len();
+    if end > u32::MAX as usize {
+        return Err(IndexError::Corrupt {
+            path: std::path::PathBuf::new(),
+            reason: "more than 4 GiB of keys asked for at once".to_owned(),
+        });
+    }
+    copied.spans[position as usize] = (start as u32, end as u32);
+    Ok(())
+}
