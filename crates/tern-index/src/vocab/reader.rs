@@ -321,6 +321,12 @@ impl Vocabulary {
     /// Decoded blocks (see [`decode`](Self::decode) for ids), from the cache or
     /// decoded now, in parallel when there are several.
     fn fetch(&self, ids: &[usize]) -> Result<Vec<Arc<DecodedBlock>>> {
+        self.fetch_keeping(ids, true)
+    }
+
+    /// [`fetch`](Self::fetch); blocks decoded now go into the cache if
+    /// `keep`.
+    fn fetch_keeping(&self, ids: &[usize], keep: bool) -> Result<Vec<Arc<DecodedBlock>>> {
         let mut out = Vec::with_capacity(ids.len());
         let mut misses = Vec::new();
         {
@@ -343,7 +349,9 @@ impl Vocabulary {
             let mut cache = self.cache.lock().unwrap();
             for (&k, block) in misses.iter().zip(decoded) {
                 let block = block?;
-                cache.insert(ids[k], &block);
+                if keep {
+                    cache.insert(ids[k], &block);
+                }
                 out[k] = Some(block);
             }
         }

@@ -161,7 +161,9 @@ impl Vocabulary {
             block_of.push((ids.len() - 1) as u32);
             end += 1;
         }
-        let decoded = self.fetch(&ids)?;
+        // A long block holds a few keys, rarely asked for again soon: it
+        // would take the place of main blocks, which serve many.
+        let decoded = self.fetch_keeping(&ids, false)?;
         for (w, &slot) in long[at..end].iter().zip(&block_of) {
             let block = ids[slot as usize] - main_blocks;
             let entry = (w.index - self.long.firsts[block]) as usize;
