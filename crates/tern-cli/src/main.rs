@@ -40,6 +40,8 @@ enum Command {
     Stats(commands::stats::StatsArgs),
     /// Run a SPARQL query against an index and print the results.
     Query(commands::query::QueryArgs),
+    /// Write the whole store (or one graph) as N-Quads, N-Triples or Turtle.
+    Dump(commands::dump::DumpArgs),
     /// Serve an index as a SPARQL 1.1 endpoint at /sparql.
     Serve(Box<commands::serve::ServeArgs>),
     /// Measure query latency: run query files repeatedly against one opened index.
@@ -145,6 +147,7 @@ fn run(command: Command) -> anyhow::Result<()> {
         Command::Load(args) => commands::load::run(args),
         Command::Stats(args) => commands::stats::run(args),
         Command::Query(args) => commands::query::run(args),
+        Command::Dump(args) => commands::dump::run(args),
         Command::Serve(args) => commands::serve::run(*args),
         Command::BenchQueries(args) => commands::bench_queries::run(args),
         Command::Completions { .. } | Command::Man => Ok(()), // answered in main

@@ -129,19 +129,112 @@ fn in_band_errors_keep_json_and_xml_well_formed() {
 }
 
 #[test]
-fn arrow_stream_reads_back() {
-    let data = write(SolutionsFormat::Arrow);
-    let reader = arrow_ipc::reader::StreamReader::try_new(data.as_slice(), None).unwrap();
+fn arrow_columns_are_typed_and_keep_what_does_not_fit() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Date32Type, Float64Type, Int32Type, Int64Type};
+    use arrow_array::Array;
+    let xsd =
+        |local: &str| NamedNode::new_unchecked(format!("http://www.w3.org/2001/XMLSchema#{local}"));
+    let typed = |lexical: &str, local: &str| {
+        Some(Term::from(Literal::new_typed_literal(lexical, xsd(local))))
+    };
+    let variables: Vec<Variable> = ["i", "n", "d", "day", "s"]
+        .map(Variable::new_unchecked)
+        .to_vec();
+    let rows = vec![
+        vec![
+            Some(NamedNode::new_unchecked("http://e/a").into()),
+            typed("42", "integer"),
+            typed("1.5E0", "double"),
+            typed("2024-02-29", "date"),
+            Some(Literal::new_simple_literal("plain").into()),
+        ],
+        vec![
+            Some(BlankNode::new_unchecked("b0").into()),
+            typed("007", "integer"),
+            None,
+            typed("1970-01-02", "date"),
+            Some(Literal::new_language_tagged_literal_unchecked("hallo", "de").into()),
+        ],
+        vec![
+            Some(NamedNode::new_unchecked("http://e/a").into()),
+            typed("-3", "integer"),
+            typed("2.0E0", "double"),
+            None,
+            Some(Literal::new_simple_literal("more").into()),
+        ],
+    ];
+    let mut out = Vec::new();
+    let n = tern_export::write_solutions(
+        &mut out,
+        SolutionsFormat::Arrow,
+        &variables,
+        rows.into_iter().map(Ok::<_, std::io::Error>),
+    )
+    .unwrap();
+    assert_eq!(n, 3);
+    let reader = arrow_ipc::reader::StreamReader::try_new(out.as_slice(), None).unwrap();
     let batches: Vec<_> = reader.map(|b| b.unwrap()).collect();
-    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    assert_eq!(rows, 4);
-    let column = batches[0]
-        .column(0)
-        .as_any()
-        .downcast_ref::<arrow_array::StringArray>()
-        .unwrap();
-    assert_eq!(column.value(0), "<http://e/a>");
-    assert!(arrow_array::Array::is_null(column, 2));
+    let batch = &batches[0];
+    let schema = batch.schema();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "i",
+            "i__term",
+            "n",
+            "n__term",
+            "d",
+            "d__term",
+            "day",
+            "day__term",
+            "s",
+            "s__term"
+        ]
+    );
+    let kind = |k: usize| schema.field(k).metadata()["tern:kind"].clone();
+    assert_eq!(
+        [kind(0), kind(1), kind(2), kind(4), kind(6), kind(8)],
+        [
+            "iri",
+            "term-companion",
+            "integer",
+            "double",
+            "date",
+            "string"
+        ]
+    );
+    // IRIs: dictionary-encoded; the blank node goes to the companion.
+    let iris = batch.column(0).as_dictionary::<Int32Type>();
+    let values = iris.values().as_string::<i32>();
+    assert_eq!(values.value(iris.keys().value(0) as usize), "http://e/a");
+    assert!(iris.is_null(1));
+    assert_eq!(batch.column(1).as_string::<i32>().value(1), "_:b0");
+    // A non-canonical integer keeps its lexical form in the companion.
+    let ints = batch.column(2).as_primitive::<Int64Type>();
+    assert_eq!(
+        (ints.value(0), ints.is_null(1), ints.value(2)),
+        (42, true, -3)
+    );
+    assert_eq!(
+        batch.column(3).as_string::<i32>().value(1),
+        "\"007\"^^<http://www.w3.org/2001/XMLSchema#integer>"
+    );
+    let doubles = batch.column(4).as_primitive::<Float64Type>();
+    assert_eq!(
+        (doubles.value(0), doubles.is_null(1), doubles.value(2)),
+        (1.5, true, 2.0)
+    );
+    assert!(
+        batch.column(5).is_null(1),
+        "unbound is null in both columns"
+    );
+    let days = batch.column(6).as_primitive::<Date32Type>();
+    assert_eq!((days.value(0), days.value(1)), (19_782, 1));
+    let strings = batch.column(8).as_string::<i32>();
+    assert_eq!((strings.value(0), strings.is_null(1)), ("plain", true));
+    assert_eq!(batch.column(9).as_string::<i32>().value(1), "\"hallo\"@de");
 }
 
 fn triples() -> Vec<Triple> {

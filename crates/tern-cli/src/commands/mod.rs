@@ -1,4 +1,5 @@
 pub mod bench_queries;
+pub mod dump;
 pub mod load;
 pub mod query;
 pub mod serve;

@@ -1,0 +1,249 @@
+//! `tern dump`: the whole store (or one graph) as N-Quads, N-Triples or
+//! Turtle, straight from the SPO permutation: no query engine in between.
+//! Rows are read a window at a time, each column decoded whole (the
+//! vocabulary is then read in its own order, see `tern_index::Vocabulary::key_refs`)
+//! and the window formatted on all cores, one run per core, its bytes
+//! written in order; memory holds a window, whatever the store's size.
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use oxrdf::{NamedNodeRef, NamedOrBlankNodeRef, TermRef, TripleRef};
+use rayon::prelude::*;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+use tern_export::{GraphFormat, GraphWriter, Prefixes};
+use tern_index::{Id, Permutation, ScanRange, Snapshot, TermRefs};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DumpFormat {
+    /// N-Quads: every quad of the store, named graphs included.
+    Nq,
+    /// N-Triples: the triples of one graph.
+    Nt,
+    /// Turtle: the triples of one graph, grouped by subject.
+    Ttl,
+}
+
+#[derive(Args)]
+pub struct DumpArgs {
+    /// Directory of the index.
+    #[arg(long)]
+    index: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DumpFormat::Nq)]
+    format: DumpFormat,
+    /// The graph to dump, for N-Triples and Turtle (default: the default
+    /// graph); with N-Quads, only this graph's quads.
+    #[arg(long, value_name = "IRI")]
+    graph: Option<String>,
+    /// Write here instead of to standard output (compress by piping, e.g.
+    /// `tern dump --index DIR | zstd -T0 > data.nq.zst`).
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    cache: crate::cache::CacheArgs,
+}
+
+/// Rows decoded and formatted at once.
+const WINDOW_ROWS: usize = 64 * 1024;
+/// Fewest rows a core formats in one run.
+const MIN_RUN_ROWS: usize = 4096;
+
+pub fn run(args: DumpArgs) -> Result<()> {
+    let store = crate::store::open_read_only(&args.index, Some(args.cache))?;
+    let snapshot = store.snapshot();
+    let graph = match &args.graph {
+        None => None,
+        Some(iri) => {
+            let node = oxrdf::NamedNode::new(iri.as_str()).context("--graph")?;
+            match snapshot.id_of(TermRef::NamedNode(node.as_ref()))? {
+                Some(id) if id != Id::DEFAULT_GRAPH => Some(id),
+                // A graph the store does not name holds nothing.
+                _ => {
+                    say!("the store has no graph <{iri}>: nothing to dump");
+                    None
+                }
+            }
+        }
+    };
+    // N-Triples and Turtle hold one graph: the default one unless asked.
+    let only = match args.format {
+        DumpFormat::Nq => graph,
+        DumpFormat::Nt | DumpFormat::Ttl => Some(graph.unwrap_or(Id::DEFAULT_GRAPH)),
+    };
+    let out: Box<dyn Write> = match &args.output {
+        Some(path) => {
+            Box::new(std::fs::File::create(path).with_context(|| format!("{}", path.display()))?)
+        }
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, out);
+    let started = Instant::now();
+    let missing = args.graph.is_some() && graph.is_none();
+    let (quads, bytes) = if missing {
+        (0, 0)
+    } else {
+        dump(&snapshot, args.format, only, &mut out)?
+    };
+    out.flush().context("writing the dump")?;
+    let seconds = started.elapsed().as_secs_f64();
+    say!(
+        "dumped {quads} {} ({:.1} MB) in {seconds:.2} s: {:.0} MB/s",
+        if args.format == DumpFormat::Nq {
+            "quads"
+        } else {
+            "triples"
+        },
+        bytes as f64 / 1e6,
+        bytes as f64 / 1e6 / seconds.max(1e-9)
+    );
+    Ok(())
+}
+
+/// Writes the quads of `snapshot` (only those of graph `only`, if given);
+/// returns how many and the bytes written.
+fn dump(
+    snapshot: &Snapshot,
+    format: DumpFormat,
+    only: Option<Id>,
+    out: &mut impl Write,
+) -> Result<(u64, u64)> {
+    let mut writer: Box<dyn GraphWriter> = match format {
+        DumpFormat::Ttl => GraphFormat::Turtle.writer(Prefixes::well_known()),
+        DumpFormat::Nt | DumpFormat::Nq => GraphFormat::NTriples.writer(Prefixes::well_known()),
+    };
+    let mut head = Vec::new();
+    writer.header(&mut head);
+    out.write_all(&head)?;
+    let mut bytes = head.len() as u64;
+    let mut quads = 0u64;
+    let mut window: [Vec<Id>; 4] = Default::default();
+    let mut scan = snapshot.scan(Permutation::Spo, &[], ScanRange::ALL);
+    let mut buffers: Vec<Vec<u8>> = Vec::new();
+    loop {
+        let batch = scan.next().transpose()?;
+        let ended = batch.is_none();
+        if let Some(batch) = batch {
+            for row in 0..batch.len() {
+                let g = batch.columns[3][row];
+                if only.is_some_and(|only| only != g) {
+                    continue;
+                }
+                for (column, values) in window.iter_mut().zip(&batch.columns) {
+                    column.push(values[row]);
+                }
+            }
+        }
+        let rows = window[0].len();
+        if rows == 0 && ended {
+            break;
+        }
+        if rows < WINDOW_ROWS && !ended {
+            continue;
+        }
+        let written = write_window(snapshot, format, &window, writer.as_mut(), &mut buffers)?;
+        for buf in &buffers[..written] {
+            out.write_all(buf).context("writing the dump")?;
+            bytes += buf.len() as u64;
+        }
+        quads += rows as u64;
+        window.iter_mut().for_each(Vec::clear);
+        if ended {
+            break;
+        }
+    }
+    let mut tail = Vec::new();
+    writer.footer(&mut tail);
+    out.write_all(&tail)?;
+    bytes += tail.len() as u64;
+    Ok((quads, bytes))
+}
+
+/// Decodes the window's columns (in parallel, each whole) and formats its
+/// rows into `buffers`, one run per core; returns the buffers used.
+fn write_window(
+    snapshot: &Snapshot,
+    format: DumpFormat,
+    window: &[Vec<Id>; 4],
+    writer: &mut dyn GraphWriter,
+    buffers: &mut Vec<Vec<u8>>,
+) -> Result<usize> {
+    let rows = window[0].len();
+    let with_graph = format == DumpFormat::Nq;
+    let columns = if with_graph { 4 } else { 3 };
+    let decoded: Vec<TermRefs> = window[..columns]
+        .par_iter()
+        .map(|ids| snapshot.term_refs(ids))
+        .collect::<Result<_, _>>()?;
+    let runs = rayon::current_num_threads()
+        .clamp(1, 16)
+        .min(rows.div_ceil(MIN_RUN_ROWS))
+        .max(1);
+    let per_run = rows.div_ceil(runs);
+    let mut forks: Vec<Box<dyn GraphWriter>> = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        match writer.fork() {
+            Some(fork) => forks.push(fork),
+            None => bail!("this format cannot be written in parallel"),
+        }
+    }
+    buffers.resize_with(runs.max(buffers.len()), Vec::new);
+    forks
+        .into_par_iter()
+        .zip(buffers[..runs].par_iter_mut())
+        .enumerate()
+        .try_for_each(|(run, (mut fork, buf))| {
+            buf.clear();
+            let start = (run * per_run).min(rows);
+            let end = (start + per_run).min(rows);
+            for row in start..end {
+                write_row(fork.as_mut(), &decoded, row, with_graph, buf)?;
+            }
+            Ok::<_, anyhow::Error>(())
+        })?;
+    Ok(runs)
+}
+
+fn write_row(
+    writer: &mut dyn GraphWriter,
+    decoded: &[TermRefs],
+    row: usize,
+    with_graph: bool,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    let term = |c: usize| decoded[c].get(row);
+    let (Some(s), Some(TermRef::NamedNode(p)), Some(o)) = (term(0), term(1), term(2)) else {
+        bail!("the index holds a quad whose terms do not decode (row {row})");
+    };
+    let subject = match s {
+        TermRef::NamedNode(n) => NamedOrBlankNodeRef::NamedNode(n),
+        TermRef::BlankNode(b) => NamedOrBlankNodeRef::BlankNode(b),
+        _ => bail!("the index holds a literal subject"),
+    };
+    let graph = if with_graph {
+        named_graph(term(3))
+    } else {
+        None
+    };
+    match graph {
+        None => writer.triple(buf, TripleRef::new(subject, p, o))?,
+        Some(graph) => {
+            // An N-Triples line with the graph before its final " .".
+            writer.triple(buf, TripleRef::new(subject, p, o))?;
+            buf.truncate(buf.len() - 3);
+            buf.push(b' ');
+            tern_export::term::write_iri(buf, graph.as_str());
+            buf.extend_from_slice(b" .\n");
+        }
+    }
+    Ok(())
+}
+
+/// The named graph of a quad; `None` for the default graph.
+fn named_graph(term: Option<TermRef<'_>>) -> Option<NamedNodeRef<'_>> {
+    match term {
+        Some(TermRef::NamedNode(graph)) => Some(graph),
+        _ => None,
+    }
+}

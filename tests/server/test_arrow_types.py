@@ -1,0 +1,218 @@
+"""The Arrow stream's typed columns, read by pyarrow, pandas, polars and
+DuckDB: each variable's column has the type of its values (Int64,
+Float64, Decimal128, Boolean, Date32, Timestamp(ms, UTC), dictionary
+strings for IRIs, strings) and a `VAR__term` companion holds, as
+N-Triples, what does not fit; turned back into RDF terms, the columns
+give exactly the terms of the same query's TSV."""
+
+import datetime
+import decimal
+import re
+
+import numpy
+import pytest
+import requests
+
+pa = pytest.importorskip("pyarrow")
+import pyarrow.ipc  # noqa: E402
+
+ARROW = "application/vnd.apache.arrow.stream"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+
+TYPED = f"""PREFIX xsd: <{XSD}>
+SELECT ?iri ?n ?d ?dec ?b ?day ?dt ?s ?mixed WHERE {{
+  VALUES (?iri ?n ?d ?dec ?b ?day ?dt ?s ?mixed) {{
+    (<http://e/a> 1 "1.5E0"^^xsd:double 2.50 true "2024-02-29"^^xsd:date
+     "2008-06-20T10:00:00Z"^^xsd:dateTime "x" "y"@en)
+    (<http://e/b> -20 "-2.0E-3"^^xsd:double 0.25 false "1969-12-31"^^xsd:date
+     "1970-01-01T00:00:00.5Z"^^xsd:dateTime "tab\\there \\"q\\"" <http://e/m>)
+    (UNDEF "007"^^xsd:integer "NaN"^^xsd:double 1.5 UNDEF "2020-01-01Z"^^xsd:date
+     "2008-06-20T10:00:00+02:00"^^xsd:dateTime "z"@de 3)
+  }}
+}}"""
+
+
+def fetch(server, query, accept):
+    r = requests.get(server.url, params={"query": query}, headers={"Accept": accept}, timeout=60)
+    assert r.status_code == 200, r.text
+    return r
+
+
+NT_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+
+def unescape(text):
+    def one(m):
+        e = m.group(1)
+        if e[0] in "uU":
+            return chr(int(e[1:], 16))
+        return NT_ESCAPES[e]
+
+    return re.sub(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|.)", one, text)
+
+
+def parse_nt(text):
+    """An N-Triples term as (kind, value, datatype, language)."""
+    if text.startswith("<"):
+        return ("iri", text[1:-1], None, None)
+    if text.startswith("_:"):
+        return ("bnode", text[2:], None, None)
+    m = re.fullmatch(r'"(.*)"(?:@([^"]+)|\^\^<([^>]+)>)?', text, re.S)
+    assert m, text
+    value, lang, datatype = unescape(m.group(1)), m.group(2), m.group(3)
+    if lang:
+        return ("literal", value, None, lang)
+    return ("literal", value, None if datatype in (None, XSD + "string") else datatype, None)
+
+
+def canonical_double(x):
+    if numpy.isnan(x):
+        return "NaN"
+    if numpy.isinf(x):
+        return "INF" if x > 0 else "-INF"
+    text = numpy.format_float_scientific(x, unique=True, trim="0", exp_digits=1)
+    mantissa, exponent = text.split("e")
+    return f"{mantissa}E{int(exponent)}"
+
+
+def typed_term(kind, value):
+    """The RDF term a typed cell stands for, as parse_nt gives it."""
+    if kind == "iri":
+        return ("iri", value, None, None)
+    if kind == "string":
+        return ("literal", value, None, None)
+    if kind == "integer":
+        return ("literal", str(value), XSD + "integer", None)
+    if kind == "double":
+        return ("literal", canonical_double(value), XSD + "double", None)
+    if kind == "decimal":
+        assert isinstance(value, decimal.Decimal)
+        return ("literal", str(value), XSD + "decimal", None)
+    if kind == "boolean":
+        return ("literal", "true" if value else "false", XSD + "boolean", None)
+    if kind == "date":
+        return ("literal", value.isoformat(), XSD + "date", None)
+    if kind == "dateTime":
+        text = value.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+        if value.microsecond:
+            text += "." + f"{value.microsecond // 1000:03d}".rstrip("0")
+        return ("literal", text + "Z", XSD + "dateTime", None)
+    raise AssertionError(kind)
+
+
+def terms_of_table(table):
+    """Variables and rows of N-Triples text (None for unbound) of an Arrow
+    result, the typed cells written back as N-Triples."""
+    fields = {f.name: f for f in table.schema}
+    variables = [n for n in table.column_names if fields[n].metadata[b"tern:kind"] != b"term-companion"]
+    columns = {n: table.column(n).to_pylist() for n in table.column_names}
+    rows = []
+    for i in range(table.num_rows):
+        row = []
+        for v in variables:
+            kind = fields[v].metadata[b"tern:kind"].decode()
+            if kind == "term":
+                row.append(columns[v][i])
+                continue
+            typed, text = columns[v][i], columns[v + "__term"][i]
+            assert typed is None or text is None, (v, typed, text)
+            row.append(text if typed is None else to_nt(typed_term(kind, typed)))
+        rows.append(row)
+    return variables, rows
+
+
+def to_nt(term):
+    kind, value, datatype, lang = term
+    if kind == "iri":
+        return f"<{value}>"
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r")
+    if lang:
+        return f'"{escaped}"@{lang}'
+    return f'"{escaped}"' + (f"^^<{datatype}>" if datatype else "")
+
+
+def tsv_terms(data):
+    lines = data.decode().rstrip("\n").split("\n")
+    return [[parse_nt(c) if c else None for c in line.split("\t")] for line in lines[1:]]
+
+
+def arrow_table(server, query):
+    return pyarrow.ipc.open_stream(fetch(server, query, ARROW).content).read_all()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [TYPED, "SELECT ?s ?p ?o WHERE { ?s ?p ?o }", "SELECT ?o WHERE { ?s <http://example.org/birds/wingspanCm> ?o }"],
+)
+def test_typed_columns_give_back_the_terms_exactly(server, query):
+    table = arrow_table(server, query)
+    variables, rows = terms_of_table(table)
+    expected = tsv_terms(fetch(server, query, "text/tab-separated-values").content)
+    got = [[parse_nt(c) if c else None for c in row] for row in rows]
+    assert got == expected
+
+
+def test_types_follow_the_values(server):
+    table = arrow_table(server, TYPED)
+    types = {f.name: f.type for f in table.schema}
+    assert types["iri"] == pa.dictionary(pa.int32(), pa.utf8())
+    assert types["n"] == pa.int64()
+    assert types["d"] == pa.float64()
+    assert types["dec"] == pa.decimal128(38, 2)
+    assert types["b"] == pa.bool_()
+    assert types["day"] == pa.date32()
+    assert types["dt"] == pa.timestamp("ms", tz="UTC")
+    assert types["s"] == pa.utf8()
+    # Misfits keep their exact lexical form beside the typed column.
+    assert table.column("n__term").to_pylist()[2] == f'"007"^^<{XSD}integer>'
+    assert table.column("dec__term").to_pylist()[2] == f'"1.5"^^<{XSD}decimal>'
+    assert table.column("dt__term").to_pylist()[2] == f'"2008-06-20T10:00:00+02:00"^^<{XSD}dateTime>'
+    assert table.column("day__term").to_pylist()[2] == f'"2020-01-01Z"^^<{XSD}date>'
+    assert table.column("s__term").to_pylist()[2] == '"z"@de'
+    # ?mixed: a language string, an IRI and an integer: one IRI and one
+    # integer, the tie goes to the kind seen first; the rest is kept aside.
+    assert types["mixed"] == pa.dictionary(pa.int32(), pa.utf8())
+    assert table.column("mixed__term").to_pylist() == ['"y"@en', None, f'"3"^^<{XSD}integer>']
+
+
+def test_a_column_without_a_common_type_is_text(server):
+    query = 'SELECT ?x WHERE { VALUES ?x { "a"@en "b"@de "c"@fr } }'
+    table = arrow_table(server, query)
+    assert table.schema.field("x").type == pa.utf8()
+    assert table.schema.field("x").metadata[b"tern:kind"] == b"term"
+    assert table.column_names == ["x"]
+    assert table.column("x").to_pylist()[0] == '"a"@en'
+
+
+def test_pandas_polars_and_duckdb_read_the_types(server):
+    table = arrow_table(server, TYPED)
+    df = table.to_pandas()
+    assert str(df["n"].dtype) in ("Int64", "float64", "int64", "object")  # nulls may widen
+    assert df["n"].tolist()[:2] == [1, -20]
+    assert df["d"].dtype == numpy.float64
+    assert df["b"].tolist()[:2] == [True, False]
+    assert str(df["dt"].dtype).startswith("datetime64[ms, UTC]")
+    assert df["iri"].dtype.name == "category"
+    assert df["dec"][0] == decimal.Decimal("2.50")
+
+    polars = pytest.importorskip("polars")
+    frame = polars.from_arrow(table)
+    assert frame.schema["n"] == polars.Int64
+    assert frame.schema["d"] == polars.Float64
+    assert frame.schema["b"] == polars.Boolean
+    assert frame.schema["day"] == polars.Date
+    assert frame.schema["dt"] == polars.Datetime("ms", "UTC")
+    assert frame["n"].to_list() == [1, -20, None]
+    assert frame["day"].to_list()[:2] == [datetime.date(2024, 2, 29), datetime.date(1969, 12, 31)]
+
+    duckdb = pytest.importorskip("duckdb")
+    con = duckdb.connect()
+    con.register("result", table)
+    described = dict(con.execute("DESCRIBE result").fetchall() and [(r[0], r[1]) for r in con.execute("DESCRIBE result").fetchall()])
+    assert described["n"] == "BIGINT"
+    assert described["d"] == "DOUBLE"
+    assert described["b"] == "BOOLEAN"
+    assert described["day"] == "DATE"
+    assert described["dt"].startswith("TIMESTAMP")
+    assert described["dec"].startswith("DECIMAL(38,2)")
+    assert con.execute("SELECT sum(n) FROM result").fetchone()[0] == -19
