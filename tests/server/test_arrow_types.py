@@ -7,6 +7,7 @@ give exactly the terms of the same query's TSV."""
 
 import datetime
 import decimal
+import io
 import re
 
 import numpy
@@ -216,3 +217,38 @@ def test_pandas_polars_and_duckdb_read_the_types(server):
     assert described["dt"].startswith("TIMESTAMP")
     assert described["dec"].startswith("DECIMAL(38,2)")
     assert con.execute("SELECT sum(n) FROM result").fetchone()[0] == -19
+
+
+def rss_mb(pid):
+    status = open(f"/proc/{pid}/status").read()
+    return int(re.search(r"VmRSS:\s+(\d+)", status).group(1)) / 1024
+
+
+def test_a_large_result_streams_in_bounded_memory(big_server):
+    """Half a million rows of two typed columns, read batch by batch: the
+    server holds a batch at a time, not the result."""
+    query = (
+        "SELECT ?a ?n WHERE { ?a <http://example.org/big/p0> ?o . "
+        "?b <http://example.org/big/p0> ?o . ?b <http://example.org/big/n> ?n } LIMIT 500000"
+    )
+    before = rss_mb(big_server.proc.pid)
+    peak = before
+    with requests.get(
+        big_server.url,
+        params={"query": query},
+        headers={"Accept": ARROW, "Accept-Encoding": "identity"},
+        stream=True,
+        timeout=300,
+    ) as r:
+        assert r.status_code == 200
+        # Whole reads: pyarrow expects read(n) to give n bytes.
+        reader = pyarrow.ipc.open_stream(io.BufferedReader(r.raw, 1 << 20))
+        assert reader.schema.field("n").type == pa.int64()
+        assert reader.schema.field("a").type == pa.dictionary(pa.int32(), pa.utf8())
+        rows = 0
+        for batch in reader:
+            rows += batch.num_rows
+            assert batch.column(batch.schema.get_field_index("n__term")).null_count == batch.num_rows
+            peak = max(peak, rss_mb(big_server.proc.pid))
+    assert rows == 500_000
+    assert peak < before + 150, (before, peak)

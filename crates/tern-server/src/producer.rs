@@ -469,7 +469,6 @@ impl Producing {
         let until = page_until.or(until);
         let paged = self.page.is_some();
         let mut since_clock = 0u64;
-        let mut format_failure = None;
         loop {
             let rows_before = self.ending.rows;
             since_clock += 1;
@@ -562,11 +561,11 @@ impl Producing {
                                 .map(|()| rows)
                         }
                     };
-                    match written {
-                        Ok(_) if writer_failed(writer.as_mut(), &mut format_failure) => {
-                            format_failure.take().map(RequestError::NotAcceptable)
-                        }
-                        Ok(written) => {
+                    // RDF/XML cannot write every triple: the result is cut
+                    // at the first it could not.
+                    match (written, writer.take_failure()) {
+                        (Ok(_), Some(e)) => Some(RequestError::NotAcceptable(e.to_string())),
+                        (Ok(written), None) => {
                             *at += written;
                             self.ending.rows += written as u64;
                             // Many rows at once: look at the clock (and the
@@ -576,7 +575,7 @@ impl Producing {
                             }
                             self.fault()
                         }
-                        Err(e) => Some(RequestError::from(e)),
+                        (Err(e), _) => Some(RequestError::from(e)),
                     }
                 }
                 Results::Written => return Ok(Step::Done),
@@ -709,13 +708,6 @@ impl Leftover {
             writer.footer(buf);
         }
     }
-}
-
-/// Whether `writer` could not write a row (RDF/XML and a predicate without
-/// an XML local name); the reason goes to `failure`.
-fn writer_failed(writer: &mut dyn SolutionsWriter, failure: &mut Option<String>) -> bool {
-    *failure = writer.take_failure().map(|e| e.to_string());
-    failure.is_some()
 }
 
 /// Whether a step that took the rows written from `before` to `rows` should
