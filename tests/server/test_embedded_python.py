@@ -77,8 +77,10 @@ def test_result_objects_are_the_clients(sample_index, tmp_path):
     frame = index.dataframe("SELECT ?s (COUNT(*) AS ?n) WHERE { ?s ?p ?o } GROUP BY ?s ORDER BY DESC(?n) LIMIT 2")
     assert list(frame.columns) == ["s", "n"] and frame["n"].tolist() == [14, 12]
     table = index.arrow("SELECT ?s ?o WHERE { ?s a ?o FILTER(isIRI(?s)) } LIMIT 4")
-    assert table.num_rows == 4 and table.column_names == ["s", "o"]
-    assert table.column("s")[0].as_py().startswith("<http://")
+    # Typed: IRIs as dictionary strings, each beside its companion of misfits.
+    assert table.num_rows == 4 and table.column_names == ["s", "s__term", "o", "o__term"]
+    assert table.column("s")[0].as_py().startswith("http://")
+    assert table.column("s__term").null_count == 4
 
 
 def test_large_results_come_page_by_page(big_index):

@@ -95,8 +95,12 @@ class Index:
         return to_dataframe(self.select(sparql), convert=convert)
 
     def arrow(self, sparql: str) -> Any:
-        """The result of a SELECT as a pyarrow Table: one string column per
-        variable holding each term in N-Triples syntax (null if unbound)."""
+        """The result of a SELECT as a pyarrow Table with typed columns: per
+        variable a column of its values' type (Int64, Float64, Decimal128,
+        Boolean, Date32, Timestamp, strings; IRIs dictionary-encoded) and a
+        ``VAR__term`` column with, in N-Triples syntax, the values that do not
+        fit it; a variable with no common type is one column of N-Triples
+        text. Field metadata ``tern:kind`` says which."""
         try:
             import pyarrow.ipc  # type: ignore[import-untyped]
         except ImportError:
