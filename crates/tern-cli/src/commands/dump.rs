@@ -7,11 +7,12 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use oxrdf::{NamedNodeRef, NamedOrBlankNodeRef, TermRef, TripleRef};
+use oxrdf::{NamedOrBlankNodeRef, TermRef, TripleRef};
 use rayon::prelude::*;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
+use tern_export::term::{write_iri, write_nt_term};
 use tern_export::{GraphFormat, GraphWriter, Prefixes};
 use tern_index::{Id, Permutation, ScanRange, Snapshot, TermRefs};
 
@@ -221,29 +222,20 @@ fn write_row(
         TermRef::BlankNode(b) => NamedOrBlankNodeRef::BlankNode(b),
         _ => bail!("the index holds a literal subject"),
     };
-    let graph = if with_graph {
-        named_graph(term(3))
-    } else {
-        None
-    };
-    match graph {
-        None => writer.triple(buf, TripleRef::new(subject, p, o))?,
-        Some(graph) => {
-            // An N-Triples line with the graph before its final " .".
-            writer.triple(buf, TripleRef::new(subject, p, o))?;
-            buf.truncate(buf.len() - 3);
-            buf.push(b' ');
-            tern_export::term::write_iri(buf, graph.as_str());
-            buf.extend_from_slice(b" .\n");
-        }
+    if !with_graph {
+        writer.triple(buf, TripleRef::new(subject, p, o))?;
+        return Ok(());
     }
+    // An N-Quads line: the triple, then the graph unless it is the default.
+    write_nt_term(buf, s, false);
+    buf.push(b' ');
+    write_iri(buf, p.as_str());
+    buf.push(b' ');
+    write_nt_term(buf, o, false);
+    if let Some(TermRef::NamedNode(graph)) = term(3) {
+        buf.push(b' ');
+        write_iri(buf, graph.as_str());
+    }
+    buf.extend_from_slice(b" .\n");
     Ok(())
-}
-
-/// The named graph of a quad; `None` for the default graph.
-fn named_graph(term: Option<TermRef<'_>>) -> Option<NamedNodeRef<'_>> {
-    match term {
-        Some(TermRef::NamedNode(graph)) => Some(graph),
-        _ => None,
-    }
 }

@@ -68,11 +68,15 @@ pub struct Construct {
     /// Solutions instantiated so far: numbers the fresh blank nodes.
     solutions: u64,
     seen: FxHashSet<[Id; 3]>,
-    /// What an ID of the updates' or the query's vocabulary stands for
-    /// (those take a lookup; cached, as the same few come back on every
-    /// row).
-    kinds: FxHashMap<Id, Kind>,
+    kinds: Kinds,
     detail: String,
+}
+
+/// What IDs stand for. Those of the updates' or the query's vocabulary take
+/// a lookup, and are remembered (the same few come back on every row).
+struct Kinds {
+    ctx: Arc<QueryContext>,
+    known: FxHashMap<Id, Kind>,
 }
 
 impl Construct {
@@ -121,6 +125,10 @@ impl Construct {
             .collect::<Vec<_>>()
             .join(" . ");
         Ok(Construct {
+            kinds: Kinds {
+                ctx: ctx.clone(),
+                known: FxHashMap::default(),
+            },
             ctx,
             input,
             variables: triple_variables(),
@@ -128,11 +136,46 @@ impl Construct {
             blanks: blank_numbers.len() as u64,
             solutions: 0,
             seen: FxHashSet::default(),
-            kinds: FxHashMap::default(),
             detail,
         })
     }
 
+    fn instantiate(&mut self, input: &Batch, out: &mut Batch) -> Result<(), EngineError> {
+        if self.seen.len() >= DUPLICATE_WINDOW {
+            self.seen.clear();
+        }
+        for row in 0..input.len {
+            let blank_base = FRESH_BLANK_BASE + self.solutions * self.blanks;
+            self.solutions += 1;
+            for slots in &self.template {
+                let [s, p, o] = slots.map(|slot| match slot {
+                    Slot::Constant(id) => id,
+                    Slot::Column(c) => input.columns[c][row],
+                    Slot::Blank(k) => Id::new(Tag::BlankNode, blank_base + k),
+                });
+                // A constant is in its place by the grammar (an IRI or a
+                // blank node as subject, an IRI as predicate): only a
+                // variable's value is looked at.
+                let column = |i: usize| matches!(slots[i], Slot::Column(_));
+                if o == Id::UNDEFINED
+                    || (column(0) && !self.kinds.is_subject(s)?)
+                    || (column(1) && !self.kinds.is_iri(p)?)
+                {
+                    continue;
+                }
+                // Fresh blank nodes make every triple they are in new.
+                let fresh =
+                    matches!(slots[0], Slot::Blank(_)) || matches!(slots[2], Slot::Blank(_));
+                if fresh || self.seen.insert([s, p, o]) {
+                    out.push_row(&[s, p, o]);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Kinds {
     fn is_iri(&mut self, id: Id) -> Result<bool, EngineError> {
         Ok(self.kind(id)? == Kind::Iri)
     }
@@ -152,11 +195,11 @@ impl Construct {
                 false => Kind::Iri,
             },
             Tag::DeltaVocab | Tag::LocalVocab => {
-                if let Some(&known) = self.kinds.get(&id) {
+                if let Some(&known) = self.known.get(&id) {
                     return Ok(known);
                 }
-                if self.kinds.len() >= KINDS_KEPT {
-                    self.kinds.clear();
+                if self.known.len() >= KINDS_KEPT {
+                    self.known.clear();
                 }
                 let kind = if id.tag() != Tag::LocalVocab {
                     match self.ctx.is_literal(id)? {
@@ -170,50 +213,11 @@ impl Construct {
                         _ => Kind::Other,
                     }
                 };
-                self.kinds.insert(id, kind);
+                self.known.insert(id, kind);
                 kind
             }
             _ => Kind::Other,
         })
-    }
-
-    fn instantiate(&mut self, input: &Batch, out: &mut Batch) -> Result<(), EngineError> {
-        if self.seen.len() >= DUPLICATE_WINDOW {
-            self.seen.clear();
-        }
-        let template = std::mem::take(&mut self.template);
-        let result = (|| {
-            for row in 0..input.len {
-                let blank_base = FRESH_BLANK_BASE + self.solutions * self.blanks;
-                self.solutions += 1;
-                for slots in &template {
-                    let [s, p, o] = slots.map(|slot| match slot {
-                        Slot::Constant(id) => id,
-                        Slot::Column(c) => input.columns[c][row],
-                        Slot::Blank(k) => Id::new(Tag::BlankNode, blank_base + k),
-                    });
-                    // A constant is in its place by the grammar (an IRI or
-                    // a blank node as subject, an IRI as predicate): only
-                    // a variable's value is looked at.
-                    let column = |i: usize| matches!(slots[i], Slot::Column(_));
-                    if o == Id::UNDEFINED
-                        || (column(0) && !self.is_subject(s)?)
-                        || (column(1) && !self.is_iri(p)?)
-                    {
-                        continue;
-                    }
-                    // Fresh blank nodes make every triple they are in new.
-                    let fresh =
-                        matches!(slots[0], Slot::Blank(_)) || matches!(slots[2], Slot::Blank(_));
-                    if fresh || self.seen.insert([s, p, o]) {
-                        out.push_row(&[s, p, o]);
-                    }
-                }
-            }
-            Ok(())
-        })();
-        self.template = template;
-        result
     }
 }
 
