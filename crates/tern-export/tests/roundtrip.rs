@@ -306,18 +306,27 @@ fn graph_formats_parse_back_to_the_same_graph() {
             },
         ),
     ] {
-        let data = graph_output(format);
-        let text = String::from_utf8(data.clone()).unwrap();
-        let parsed: Graph = oxrdfio::RdfParser::from_format(rdf_format)
-            .for_reader(data.as_slice())
-            .map(|q| Triple::from(q.unwrap_or_else(|e| panic!("{format:?}: {e}\n{text}"))))
-            .collect();
-        // Blank node labels may be renamed by parsers: compare canonical forms.
-        assert!(
-            parsed.len() == expected.len() && isomorphic(&parsed, &expected),
-            "{format:?}:\n{text}"
+        assert_parses_to(
+            &graph_output(format),
+            rdf_format,
+            &expected,
+            &format!("{format:?}"),
         );
     }
+}
+
+/// Asserts that `data` parses (as `rdf_format`) to `expected`, up to blank
+/// node labels, which parsers may rename.
+fn assert_parses_to(data: &[u8], rdf_format: oxrdfio::RdfFormat, expected: &Graph, what: &str) {
+    let text = String::from_utf8_lossy(data);
+    let parsed: Graph = oxrdfio::RdfParser::from_format(rdf_format)
+        .for_reader(data)
+        .map(|q| Triple::from(q.unwrap_or_else(|e| panic!("{what}: {e}\n{text}"))))
+        .collect();
+    assert!(
+        parsed.len() == expected.len() && isomorphic(&parsed, expected),
+        "{what}:\n{text}"
+    );
 }
 
 fn isomorphic(a: &Graph, b: &Graph) -> bool {
@@ -405,15 +414,8 @@ fn forked_graph_writers_write_the_same_graph() {
                 continue;
             };
             forked += 1;
-            let text = String::from_utf8(data.clone()).unwrap();
-            let parsed: Graph = oxrdfio::RdfParser::from_format(rdf_format)
-                .for_reader(data.as_slice())
-                .map(|q| Triple::from(q.unwrap_or_else(|e| panic!("{format:?}: {e}\n{text}"))))
-                .collect();
-            assert!(
-                parsed.len() == expected.len() && isomorphic(&parsed, &expected),
-                "{format:?} {alone} {run}:\n{text}"
-            );
+            let what = format!("{format:?} {alone} {run}");
+            assert_parses_to(&data, rdf_format, &expected, &what);
         }
     }
     // Turtle, N-Triples and JSON-LD fork; RDF/XML does not (a triple can

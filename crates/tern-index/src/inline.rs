@@ -202,7 +202,9 @@ fn write_decimal(units: i64, out: &mut String) {
 }
 
 /// XSD canonical form: `1.5E2`, `1.0E0`, `INF`, `-INF`, `NaN`.
-fn write_double(value: f64, out: &mut String) {
+/// Appends the canonical lexical form of a double (as inline doubles are
+/// written).
+pub fn write_double(value: f64, out: &mut String) {
     if value.is_nan() {
         out.push_str("NaN");
     } else if value.is_infinite() {

@@ -275,7 +275,10 @@ fn joined(
 ) -> (Vec<Id>, Vec<Id>) {
     let (mut nodes, mut vias) = from_source.clone();
     let (target_nodes, target_vias) = from_target;
-    nodes.extend(target_nodes.iter().rev().skip(1));
+    // The target's way ends at the meeting node, which `nodes` ends with.
+    if let Some((_meeting, way)) = target_nodes.split_last() {
+        nodes.extend(way.iter().rev());
+    }
     vias.extend(target_vias.iter().rev());
     (nodes, vias)
 }
