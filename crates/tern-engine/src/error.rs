@@ -19,6 +19,9 @@ pub enum EngineError {
     MemoryBudget { budget: u64 },
     #[error("the server's memory for queries ({budget} bytes) is in use; try again later")]
     ServerMemory { budget: u64 },
+    /// A sort, group or join too large for memory could not use the disk.
+    #[error("could not spill the query's state to disk: {0}")]
+    Spill(#[source] std::io::Error),
     #[error("the saved state of this query is gone (expired or already resumed)")]
     StateGone,
     #[error("invalid saved query state: {0}")]

@@ -122,6 +122,12 @@ impl From<EngineError> for RequestError {
                      once there is room"
                 ))
             }
+            EngineError::Spill(ref source) if source.kind() == std::io::ErrorKind::StorageFull => {
+                RequestError::ResourceLimit(format!(
+                    "{e}: the disk of the spill directory is full; raise the query's memory \
+                     budget or make room"
+                ))
+            }
             other => RequestError::Internal(other.to_string()),
         }
     }

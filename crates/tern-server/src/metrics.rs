@@ -93,6 +93,8 @@ pub struct Gauges {
     pub stall_drops: u64,
     /// Bytes the running queries' operators hold.
     pub query_memory: u64,
+    /// Spill files made and bytes written to them since the start.
+    pub spilled: (u64, u64),
     /// Bytes of decoded vocabulary and permutation blocks cached.
     pub cache_bytes: (usize, usize),
     /// Delta, log, snapshots and compactions of the store.
@@ -183,6 +185,7 @@ impl Metrics {
             stalled,
             stall_drops,
             query_memory,
+            spilled,
             cache_bytes,
             store,
         } = gauges;
@@ -285,6 +288,18 @@ impl Metrics {
         );
         let _ = writeln!(out, "# TYPE tern_query_memory_bytes gauge");
         let _ = writeln!(out, "tern_query_memory_bytes {query_memory}");
+        let _ = writeln!(
+            out,
+            "# HELP tern_spill_files_total Temporary files of sorts, groups and hash joins larger than their query's memory budget."
+        );
+        let _ = writeln!(out, "# TYPE tern_spill_files_total counter");
+        let _ = writeln!(out, "tern_spill_files_total {}", spilled.0);
+        let _ = writeln!(
+            out,
+            "# HELP tern_spill_bytes_total Bytes written to spill files (compressed)."
+        );
+        let _ = writeln!(out, "# TYPE tern_spill_bytes_total counter");
+        let _ = writeln!(out, "tern_spill_bytes_total {}", spilled.1);
         let _ = writeln!(
             out,
             "# HELP tern_pages_total Pages sent to paging clients (quantum= or next=)."

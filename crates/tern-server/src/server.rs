@@ -601,6 +601,7 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         stalled: state.scheduler.stalled(),
         stall_drops: state.scheduler.stall_drops(),
         query_memory: state.engine.memory_in_use(),
+        spilled: state.engine.spilled(),
         cache_bytes: state.engine.snapshot().base().cache_bytes(),
         store: state.engine.store().status(),
     });

@@ -19,9 +19,13 @@ pub struct QueryArgs {
     /// Stop the query after this many seconds.
     #[arg(long, value_parser = parse_duration)]
     timeout: Option<Duration>,
-    /// Memory budget for the query's materialized state, e.g. 512M.
+    /// Memory budget for the query's materialized state, e.g. 512M; sorts,
+    /// groups and hash joins larger than it go to disk (--spill-dir).
     #[arg(long, value_parser = parse_size)]
     memory: Option<u64>,
+    /// Directory for what does not fit in --memory (default: TMPDIR).
+    #[arg(long)]
+    spill_dir: Option<std::path::PathBuf>,
     #[command(flatten)]
     cache: crate::cache::CacheArgs,
     /// Run the query, discard its results and print the plan with runtime
@@ -63,6 +67,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
         EngineOptions {
             timeout: args.timeout,
             memory_budget: args.memory,
+            spill_dir: args.spill_dir.clone(),
             inference: tern_engine::InferenceMode {
                 regime: args.inference.unwrap_or_default(),
                 same_as: args.sameas.unwrap_or_default(),

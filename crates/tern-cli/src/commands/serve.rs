@@ -85,6 +85,11 @@ pub struct ServeArgs {
     /// 507, the others go on.
     #[arg(long, value_parser = parse_size)]
     server_memory: Option<u64>,
+    /// Directory where sorts, groups and hash joins larger than a query's
+    /// memory budget write their rows (default: the system's temporary
+    /// directory, TMPDIR). The files have no names and go with the query.
+    #[arg(long)]
+    spill_dir: Option<std::path::PathBuf>,
     #[command(flatten)]
     cache: crate::cache::CacheArgs,
     /// Longest accepted query, in bytes (413 beyond).
@@ -242,6 +247,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
         writable: update_token.is_some(),
     };
     let store = Store::open(&served.dir, update_token.is_some(), options)?;
+    if let Some(dir) = &args.spill_dir {
+        // Found out now rather than by the first query too large for memory.
+        tempfile::tempfile_in(dir)
+            .with_context(|| format!("--spill-dir {}: cannot create files there", dir.display()))?;
+    }
     let timeout = (!args.timeout.is_zero()).then_some(args.timeout);
     let engine = Engine::new(
         store,
@@ -258,6 +268,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 same_as: args.sameas,
             },
             schema_graph: args.schema_graph.clone(),
+            spill_dir: args.spill_dir.clone(),
             ..EngineOptions::default()
         },
     );

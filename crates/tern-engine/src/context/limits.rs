@@ -14,6 +14,9 @@ pub struct Limits {
     pub cancel: CancelFlag,
     /// The memory of all queries of the engine, and its budget.
     pub shared_memory: Option<Arc<SharedMemory>>,
+    /// Where sorts, groups and joins whose state would not fit in the
+    /// memory budget write it (default: the system's temporary directory).
+    pub spill_dir: Option<std::path::PathBuf>,
 }
 
 /// Stops a running query from another thread (a client went away, an

@@ -17,11 +17,20 @@ const SMALL_SHARE: u64 = 100;
 /// Small queries may go past the server's budget by this share of it.
 const RESERVE_SHARE: u64 = 4;
 
-/// The memory all queries of one engine hold, and how much they may.
+/// The memory all queries of one engine hold, and how much they may; and
+/// what they wrote to disk because it did not fit.
 #[derive(Debug, Default)]
 pub struct SharedMemory {
     used: AtomicU64,
     budget: Option<u64>,
+    pub spilled: SpillCounters,
+}
+
+/// Spill files made and bytes written to them, since the engine started.
+#[derive(Debug, Default)]
+pub struct SpillCounters {
+    pub files: AtomicU64,
+    pub bytes: AtomicU64,
 }
 
 impl SharedMemory {
@@ -29,6 +38,7 @@ impl SharedMemory {
         SharedMemory {
             used: AtomicU64::new(0),
             budget,
+            spilled: SpillCounters::default(),
         }
     }
 
@@ -54,6 +64,16 @@ impl MemoryAccount {
             shared,
             ..MemoryAccount::default()
         }
+    }
+
+    /// The query's own budget, if it has one.
+    pub fn budget(&self) -> Option<u64> {
+        self.budget
+    }
+
+    /// The engine's memory (and spill counters), if the query has one.
+    pub fn shared(&self) -> Option<&Arc<SharedMemory>> {
+        self.shared.as_ref()
     }
 
     /// The most the query's operators held at once.
@@ -131,6 +151,43 @@ impl MemoryCharge {
         }
     }
 }
+
+impl MemoryCharge {
+    /// Whether the operator may hold `bytes` instead of what it holds now
+    /// and leave its query and the server below [`SPILL_SHARE`] of their
+    /// budgets: operators that can write their state to disk do so rather
+    /// than grow past that (the rest of the budget is for the operators
+    /// that cannot).
+    pub fn fits(&self, bytes: u64) -> bool {
+        let held = self.bytes.load(Ordering::Relaxed);
+        let after = |used: u64| used.saturating_sub(held) + bytes;
+        let below = |used: u64, budget: Option<u64>| {
+            budget.is_none_or(|b| after(used) <= b / SPILL_SHARE.1 * SPILL_SHARE.0)
+        };
+        let account = &self.account;
+        below(account.used.load(Ordering::Relaxed), account.budget)
+            && account
+                .shared
+                .as_ref()
+                .is_none_or(|s| below(s.used.load(Ordering::Relaxed), s.budget))
+    }
+
+    /// Counts `bytes` as held without checking the budgets: an operator
+    /// that found they do not [`fit`](Self::fits) and is about to write
+    /// them to disk.
+    pub fn set_unchecked(&self, bytes: u64) {
+        let before = self.bytes.swap(bytes, Ordering::Relaxed);
+        if bytes > before {
+            self.account.add(bytes - before);
+        } else {
+            self.account.sub(before - bytes);
+        }
+    }
+}
+
+/// Operators that can spill keep their query and the server below this
+/// share (numerator, denominator) of their memory budgets.
+pub const SPILL_SHARE: (u64, u64) = (3, 4);
 
 impl Drop for MemoryCharge {
     fn drop(&mut self) {

@@ -53,6 +53,7 @@ pub struct QueryContext {
     pub named_graphs: GraphSet,
     started: Instant,
     memory: Arc<MemoryAccount>,
+    spill_dir: std::path::PathBuf,
     /// The flag of the request the query runs for now: a query kept running
     /// between pages (see [`rearm`](Self::rearm)) serves one request per page.
     cancel: Mutex<CancelFlag>,
@@ -87,6 +88,7 @@ impl QueryContext {
             memory_budget,
             cancel,
             shared_memory,
+            spill_dir,
         } = limits;
         QueryContext {
             index,
@@ -95,6 +97,7 @@ impl QueryContext {
             named_graphs,
             started: Instant::now(),
             memory: Arc::new(MemoryAccount::new(memory_budget, shared_memory)),
+            spill_dir: spill_dir.unwrap_or_else(std::env::temp_dir),
             cancel: Mutex::new(cancel),
             timeout_from: AtomicU64::new(0),
             timeout: AtomicU64::new(timeout_nanos(timeout)),
@@ -191,8 +194,23 @@ impl QueryContext {
 
     /// A charge for an operator's materialized state, counted against the
     /// query's and the server's memory budgets (see `context::memory`).
+    /// The query's memory budget, if it has one.
+    pub fn memory_budget(&self) -> Option<u64> {
+        self.memory.budget()
+    }
+
     pub fn memory_charge(&self) -> MemoryCharge {
         MemoryCharge::new(self.memory.clone())
+    }
+
+    /// Where the query writes what does not fit in memory.
+    pub fn spill_dir(&self) -> &std::path::Path {
+        &self.spill_dir
+    }
+
+    /// The engine's memory, where spill files are counted too.
+    pub fn engine_memory(&self) -> Option<Arc<super::SharedMemory>> {
+        self.memory.shared().cloned()
     }
 
     /// The most the query's operators held at once, in bytes (an estimate

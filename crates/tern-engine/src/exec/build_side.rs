@@ -32,6 +32,10 @@ pub enum Pulled {
     Paused,
     /// The collector holds at least the number of rows asked for.
     Full,
+    /// The rows do not [`fit`](MemoryCharge::fits) in memory: the caller
+    /// writes them to disk (only when pulled with
+    /// [`pull_spillable`](Collector::pull_spillable)).
+    TooLarge,
 }
 
 impl Collector {
@@ -53,6 +57,28 @@ impl Collector {
         ctx: &QueryContext,
         max_rows: usize,
     ) -> Result<Pulled, EngineError> {
+        self.pull_rows(input, ctx, max_rows, false)
+    }
+
+    /// Like [`pull_up_to`](Self::pull_up_to), but stops with
+    /// [`Pulled::TooLarge`] rather than fail when the rows pulled do not
+    /// fit in the memory budget, for a caller that writes them to disk.
+    pub fn pull_spillable(
+        &mut self,
+        input: &mut dyn Operator,
+        ctx: &QueryContext,
+        max_rows: usize,
+    ) -> Result<Pulled, EngineError> {
+        self.pull_rows(input, ctx, max_rows, true)
+    }
+
+    fn pull_rows(
+        &mut self,
+        input: &mut dyn Operator,
+        ctx: &QueryContext,
+        max_rows: usize,
+        spillable: bool,
+    ) -> Result<Pulled, EngineError> {
         let width = input.variables().len();
         loop {
             let Some(batch) = input.next_batch()? else {
@@ -60,7 +86,13 @@ impl Collector {
             };
             ctx.check()?;
             self.rows.push_batch(&batch);
-            self.charge(ctx, row_vec_bytes(self.rows.len(), width))?;
+            let bytes = row_vec_bytes(self.rows.len(), width);
+            let charge = self.charge.get_or_insert_with(|| ctx.memory_charge());
+            if spillable && !charge.fits(bytes) {
+                charge.set_unchecked(bytes);
+                return Ok(Pulled::TooLarge);
+            }
+            charge.set(bytes)?;
             // An empty batch: the input paused for the end of the turn.
             if batch.len == 0 || ctx.should_yield() {
                 return Ok(Pulled::Paused);
@@ -147,12 +179,28 @@ pub struct BuildSide {
     indexing: Option<Box<TableSteps>>,
     table: Option<RowTable>,
     key_columns: Vec<usize>,
+    /// Too large for memory: the join writes it to disk, pulling the rest
+    /// of the input itself.
+    spilled: bool,
+}
+
+/// What [`BuildSide::prepare`] found.
+pub enum Prepared {
+    /// The turn ended first.
+    Paused,
+    /// The table is [`built`](BuildSide::built_table).
+    Ready,
+    /// The rows pulled so far do not fit in memory: here they are; the
+    /// rest of the input is [`spilled_input`](BuildSide::spilled_input).
+    TooLarge(FlatRows),
 }
 
 /// `OperatorState::numbers[0]` of a build side, after [`COLLECTING`].
 const BUILT: u64 = 1;
 /// Pulled in, the table being built.
 const INDEXING: u64 = 2;
+/// Written to disk by the join (whose state says how far).
+const SPILLED: u64 = 3;
 
 impl BuildSide {
     /// `key_columns`: the input's columns of the shared variables.
@@ -163,7 +211,53 @@ impl BuildSide {
             indexing: None,
             table: None,
             key_columns,
+            spilled: false,
         }
+    }
+
+    /// Like [`table`](Self::table), but hands the rows over when they do
+    /// not fit in memory, for a join that can write them to disk (one
+    /// with a key: the rows of a cross product cannot be split).
+    pub fn prepare(&mut self, ctx: &QueryContext) -> Result<Prepared, EngineError> {
+        let spillable = !self.key_columns.is_empty();
+        if let Some(input) = self.input.as_mut().filter(|_| spillable && !self.spilled) {
+            match self
+                .collector
+                .pull_spillable(input.as_mut(), ctx, usize::MAX)?
+            {
+                Pulled::Paused => return Ok(Prepared::Paused),
+                Pulled::TooLarge => {
+                    self.spilled = true;
+                    let rows = self.collector.take_flat();
+                    self.collector.charge(ctx, 0)?;
+                    return Ok(Prepared::TooLarge(rows));
+                }
+                Pulled::Ended | Pulled::Full => {}
+            }
+        }
+        if self.spilled {
+            return Ok(Prepared::Ready);
+        }
+        Ok(match self.table(ctx)? {
+            Some(_) => Prepared::Ready,
+            None => Prepared::Paused,
+        })
+    }
+
+    /// The table, once [`prepare`](Self::prepare) said it is ready.
+    pub fn built_table(&self) -> Option<&RowTable> {
+        self.table.as_ref()
+    }
+
+    /// The rest of the input of a build side handed over as too large
+    /// (`None` once [`end_spilled_input`](Self::end_spilled_input)).
+    pub fn spilled_input(&mut self) -> Option<&mut BoxedOperator> {
+        self.input.as_mut().filter(|_| self.spilled)
+    }
+
+    /// The join has read the whole input.
+    pub fn end_spilled_input(&mut self) {
+        self.input = None;
     }
 
     /// The input while it is not pulled in yet (for plan profiles).
@@ -209,6 +303,13 @@ impl BuildSide {
     /// stashed. Collecting: the rows pulled so far (stashed) and the
     /// input's state.
     pub fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        if self.spilled {
+            let children = match self.input.as_mut() {
+                Some(input) => vec![input.save(stash)?],
+                None => Vec::new(),
+            };
+            return Ok(OperatorState::new(vec![SPILLED], children));
+        }
         if let Some(steps) = self.indexing.take() {
             return Ok(OperatorState {
                 numbers: vec![INDEXING],
@@ -242,6 +343,20 @@ impl BuildSide {
             COLLECTING => self
                 .collector
                 .restore_with(state, self.input.as_mut(), stash),
+            SPILLED => {
+                self.spilled = true;
+                match state.children.into_iter().next() {
+                    Some(child) => self
+                        .input
+                        .as_mut()
+                        .ok_or_else(|| bad_state("spilled build side without input"))?
+                        .restore(child, stash),
+                    None => {
+                        self.input = None;
+                        Ok(())
+                    }
+                }
+            }
             other => Err(bad_state(format!("build side phase {other}"))),
         }
     }

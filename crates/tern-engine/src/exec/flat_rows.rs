@@ -44,6 +44,26 @@ impl FlatRows {
         self.len += batch.len;
     }
 
+    /// Appends a row (of the width of the others, or the first row).
+    pub fn push_row(&mut self, row: &[Id]) {
+        if self.len == 0 {
+            self.width = row.len();
+        }
+        debug_assert_eq!(row.len(), self.width);
+        self.values.extend_from_slice(row);
+        self.len += 1;
+    }
+
+    /// Appends `len` rows of this width, one after the other in `values`.
+    pub fn extend_values(&mut self, width: usize, values: &[Id], len: usize) {
+        if self.len == 0 {
+            self.width = width;
+        }
+        debug_assert_eq!(values.len(), width * len);
+        self.values.extend_from_slice(values);
+        self.len += len;
+    }
+
     /// One vector per row (for operators that move rows around whole).
     pub fn into_vecs(self) -> Vec<Vec<Id>> {
         if self.width == 0 {

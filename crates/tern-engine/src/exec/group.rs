@@ -1,6 +1,11 @@
 //! GROUP BY with aggregates: materializes groups keyed on the group variables.
+//! When the groups do not fit in the memory budget, the groups it holds go
+//! on taking their rows and rows of new keys go to disk by hash
+//! ([`SpilledParts`]); each part is grouped alone afterwards (and split
+//! again if it does not fit either).
 
 use super::profile::OperatorInfo;
+use super::spill::SpilledParts;
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::{MemoryCharge, QueryContext};
 use crate::expr::Accumulator;
@@ -35,10 +40,16 @@ pub struct Group {
     /// Groups so far while the input is read (across turns); then the
     /// groups whose rows are not handed out yet.
     partial: Groups,
-    /// Once the input has ended: how many groups (of `partial.order`) are
-    /// handed out. Their aggregates are finished a batch at a time, so that
-    /// a million groups do not hold a turn.
+    /// Once the input (or a part on disk) has ended: how many groups (of
+    /// `partial.order`) are handed out. Their aggregates are finished a
+    /// batch at a time, so that a million groups do not hold a turn.
     handed_out: usize,
+    /// The rows written to disk, once the groups did not fit in memory.
+    spilled: Option<Box<SpilledParts>>,
+    /// Columns of the input's rows.
+    input_width: usize,
+    /// The key of the row being added (reused).
+    key: Vec<Id>,
 }
 
 /// Groups being aggregated, in order of first appearance.
@@ -61,9 +72,19 @@ impl crate::suspend::StashSize for Groups {
     }
 }
 
-/// `OperatorState::numbers[0]` of a group.
+/// `OperatorState::numbers[0]` of a group (`numbers[1]`: the stash handle
+/// of its parts on disk plus one, or 0): reading its input,
 const AGGREGATING: u64 = 0;
+/// handing out groups,
 const DONE: u64 = 1;
+/// reading a part from disk.
+const READING_PART: u64 = 2;
+
+/// Why a source of rows stopped being read.
+enum Read {
+    Paused,
+    Ended,
+}
 
 impl Group {
     pub fn new(
@@ -114,6 +135,9 @@ impl Group {
             aggregates,
             handed_out: 0,
             partial: Groups::default(),
+            spilled: None,
+            input_width: input_variables.len(),
+            key: Vec::new(),
         }
     }
 
@@ -171,36 +195,36 @@ impl Operator for Group {
     }
 
     /// Aggregating: the groups so far (stashed) and the input's state.
-    /// Done: the groups not yet handed out (stashed).
+    /// Done: the groups not yet handed out (stashed). Reading a part: the
+    /// groups so far. With the parts on disk, when there are any.
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
-        let Some(input) = self.input.as_mut() else {
-            let mut left = std::mem::take(&mut self.partial);
-            left.order.drain(..self.handed_out);
-            return Ok(OperatorState {
-                numbers: vec![DONE],
-                stashed: Some(stash.put(left)),
-                children: Vec::new(),
-            });
+        let reading_part = self.spilled.as_ref().is_some_and(|s| s.reading());
+        let spilled = self.spilled.take().map_or(0, |parts| stash.put(*parts) + 1);
+        let mut partial = std::mem::take(&mut self.partial);
+        let (phase, children) = match self.input.as_mut() {
+            Some(input) => (AGGREGATING, vec![input.save(stash)?]),
+            None if reading_part => (READING_PART, Vec::new()),
+            None => {
+                partial.order.drain(..self.handed_out);
+                (DONE, Vec::new())
+            }
         };
-        let partial = std::mem::take(&mut self.partial);
         Ok(OperatorState {
-            numbers: vec![AGGREGATING],
-            stashed: (!partial.order.is_empty()).then(|| stash.put(partial)),
-            children: vec![input.save(stash)?],
+            numbers: vec![phase, spilled],
+            stashed: Some(stash.put(partial)),
+            children,
         })
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        if let Some(handle) = state.number(1)?.checked_sub(1) {
+            self.spilled = Some(Box::new(stash.take(handle)?));
+        }
+        self.partial = state.take_stashed(stash, "grouped rows")?;
+        self.handed_out = 0;
         match state.number(0)? {
-            DONE => {
-                self.partial = state.take_stashed(stash, "grouped rows")?;
-                self.handed_out = 0;
-                self.input = None;
-            }
+            DONE | READING_PART => self.input = None,
             AGGREGATING => {
-                if let Some(handle) = state.stashed {
-                    self.partial = stash.take(handle)?;
-                }
                 let input = self
                     .input
                     .as_mut()
@@ -213,40 +237,98 @@ impl Operator for Group {
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
-        if let Some(mut input) = self.input.take() {
-            let Groups {
-                mut groups,
-                mut order,
-                mut held,
-            } = std::mem::take(&mut self.partial);
-            while let Some(batch) = input.next_batch()? {
-                self.ctx.check()?;
-                // The input paused, or the turn is over: keep the groups
-                // for the next call.
-                if batch.len == 0 || self.ctx.should_yield() {
-                    self.add_batch(&batch, &mut groups, &mut order, &mut held)?;
-                    self.partial = Groups {
-                        groups,
-                        order,
-                        held,
-                    };
-                    self.input = Some(input);
-                    return Ok(Some(Batch::with_columns(self.variables.len())));
+        let paused = Ok(Some(Batch::with_columns(self.variables.len())));
+        loop {
+            let reading_part = self.spilled.as_ref().is_some_and(|s| s.reading());
+            let read = if self.input.is_some() {
+                self.read_input()?
+            } else if reading_part {
+                self.read_part()?
+            } else {
+                // Handing out the groups of the source that ended.
+                if let Some(batch) = self.hand_out()? {
+                    return Ok(Some(batch));
                 }
-                self.add_batch(&batch, &mut groups, &mut order, &mut held)?;
-            }
-            // Without GROUP BY, an empty input still makes one (empty) group.
-            if groups.is_empty() && self.key_columns.is_empty() {
-                order.push(Vec::new());
-                groups.insert(Vec::new(), self.accumulators());
-            }
-            self.partial = Groups {
-                groups,
-                order,
-                held,
+                let Some(spilled) = self.spilled.as_mut() else {
+                    return Ok(None);
+                };
+                if !spilled.next_part() {
+                    return Ok(None);
+                }
+                self.partial = Groups::default();
+                self.handed_out = 0;
+                continue;
             };
-            self.handed_out = 0;
+            match read {
+                Read::Paused => return paused,
+                Read::Ended => {
+                    if let Some(spilled) = self.spilled.as_mut() {
+                        spilled.end_source()?;
+                    }
+                    self.handed_out = 0;
+                }
+            }
         }
+    }
+}
+
+impl Group {
+    /// Reads the input until it ends or the turn is over.
+    fn read_input(&mut self) -> Result<Read, EngineError> {
+        let mut input = self.input.take().expect("reading the input");
+        let mut partial = std::mem::take(&mut self.partial);
+        while let Some(batch) = input.next_batch()? {
+            self.ctx.check()?;
+            let mut row = vec![Id::UNDEFINED; batch.columns.len()];
+            for i in 0..batch.len {
+                batch.row_into(i, &mut row);
+                self.add_row(&row, &mut partial, i)?;
+            }
+            self.charge_or_spill(&partial)?;
+            // The input paused, or the turn is over: keep the groups for
+            // the next call.
+            if batch.len == 0 || self.ctx.should_yield() {
+                self.partial = partial;
+                self.input = Some(input);
+                return Ok(Read::Paused);
+            }
+        }
+        // Without GROUP BY, an empty input still makes one (empty) group.
+        if partial.groups.is_empty() && self.key_columns.is_empty() {
+            partial.order.push(Vec::new());
+            partial.groups.insert(Vec::new(), self.accumulators());
+        }
+        self.partial = partial;
+        Ok(Read::Ended)
+    }
+
+    /// Reads the part on disk being grouped until it ends or the turn is
+    /// over.
+    fn read_part(&mut self) -> Result<Read, EngineError> {
+        let mut partial = std::mem::take(&mut self.partial);
+        let width = self.input_width;
+        let mut rows = Vec::new();
+        let read = loop {
+            let spilled = self.spilled.as_mut().expect("reading a part");
+            let count = spilled.read_block(&mut rows)?;
+            if count == 0 {
+                break Read::Ended;
+            }
+            for i in 0..count {
+                self.add_row(&rows[i * width..(i + 1) * width], &mut partial, i)?;
+            }
+            self.charge_or_spill(&partial)?;
+            self.ctx.check()?;
+            if self.ctx.should_yield() {
+                break Read::Paused;
+            }
+        };
+        self.partial = partial;
+        Ok(read)
+    }
+
+    /// Hands out the next batch of the groups of the source that ended.
+    fn hand_out(&mut self) -> Result<Option<Batch>, EngineError> {
         self.ctx.check()?;
         let Groups { groups, order, .. } = &mut self.partial;
         let end = (self.handed_out + super::BATCH_ROWS).min(order.len());
@@ -265,18 +347,41 @@ impl Operator for Group {
             batch.push_row(&row);
         }
         self.handed_out = end;
+        if batch.len == 0 {
+            // Done with these groups: what they held is given back.
+            self.partial = Groups::default();
+            self.handed_out = 0;
+            self.memory.set(0)?;
+        }
         Ok((batch.len > 0).then_some(batch))
     }
 }
 
 impl Group {
-    /// Charges the groups' keys and what their accumulators keep.
-    fn charge(&self, groups: usize, held: usize) -> Result<(), EngineError> {
-        self.memory
-            .set((groups * (self.variables.len() * 64 + 64) + held) as u64)
+    /// What the groups' keys and their accumulators hold.
+    fn group_bytes(&self, groups: &Groups) -> u64 {
+        (groups.groups.len() * (self.variables.len() * 64 + 64) + groups.held) as u64
     }
 
-    /// Adds one batch's rows to the groups.
+    /// Charges the groups; when they would not fit twice over (and there
+    /// are keys to split by), rows of new keys go to disk from now on. The
+    /// groups kept go on taking rows, and what their aggregates hold
+    /// (DISTINCT sets, GROUP_CONCAT) grows: half the room is left for that.
+    fn charge_or_spill(&mut self, groups: &Groups) -> Result<(), EngineError> {
+        let bytes = self.group_bytes(groups);
+        let spilling = self.spilled.as_ref().is_some_and(|s| s.spilling());
+        if !spilling && !self.key_columns.is_empty() && !self.memory.fits(2 * bytes) {
+            let width = self.input_width;
+            let keys = self.key_columns.iter().flatten().copied().collect();
+            self.spilled
+                .get_or_insert_with(|| Box::new(SpilledParts::new(width, keys)))
+                .start(&self.ctx)?;
+            self.memory.set_unchecked(bytes);
+            return Ok(());
+        }
+        self.memory.set(bytes)
+    }
+
     /// Adds one row to a group's accumulators.
     fn accumulate(
         &self,
@@ -302,36 +407,31 @@ impl Group {
         Ok(())
     }
 
-    fn add_batch(
-        &self,
-        batch: &Batch,
-        groups: &mut FxHashMap<Vec<Id>, Vec<Accumulator>>,
-        order: &mut Vec<Vec<Id>>,
-        held: &mut usize,
-    ) -> Result<(), EngineError> {
-        let mut row = vec![Id::UNDEFINED; batch.columns.len()];
-        let mut key = vec![Id::UNDEFINED; self.key_columns.len()];
-        for i in 0..batch.len {
-            for (slot, column) in row.iter_mut().zip(&batch.columns) {
-                *slot = column[i];
-            }
-            for (slot, column) in key.iter_mut().zip(&self.key_columns) {
-                *slot = column.map_or(Id::UNDEFINED, |c| row[c]);
-            }
-            // One lookup for a group seen before (most rows).
-            match groups.get_mut(key.as_slice()) {
-                Some(accumulators) => self.accumulate(&row, accumulators, held)?,
-                None => {
-                    let mut accumulators = self.accumulators();
-                    self.accumulate(&row, &mut accumulators, held)?;
-                    groups.insert(key.clone(), accumulators);
-                    order.push(key.clone());
-                }
-            }
-            if i % 1024 == 1023 {
-                self.charge(groups.len(), *held)?;
-            }
+    /// Adds row number `i` of a batch to its group: a group held in memory
+    /// takes it; a new key makes a group, or goes to disk while spilling.
+    fn add_row(&mut self, row: &[Id], groups: &mut Groups, i: usize) -> Result<(), EngineError> {
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        key.extend(
+            self.key_columns
+                .iter()
+                .map(|column| column.map_or(Id::UNDEFINED, |c| row[c])),
+        );
+        // One lookup for a group seen before (most rows).
+        if let Some(accumulators) = groups.groups.get_mut(key.as_slice()) {
+            self.accumulate(row, accumulators, &mut groups.held)?;
+        } else if let Some(spilled) = self.spilled.as_mut().filter(|s| s.spilling()) {
+            spilled.push(row)?;
+        } else {
+            let mut accumulators = self.accumulators();
+            self.accumulate(row, &mut accumulators, &mut groups.held)?;
+            groups.groups.insert(key.clone(), accumulators);
+            groups.order.push(key.clone());
         }
-        self.charge(groups.len(), *held)
+        self.key = key;
+        if i % 1024 == 1023 {
+            self.charge_or_spill(groups)?;
+        }
+        Ok(())
     }
 }

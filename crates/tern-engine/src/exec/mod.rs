@@ -43,6 +43,7 @@ mod semi_join;
 mod shortest_path;
 mod slice;
 mod sort_steps;
+mod spill;
 mod synonyms;
 mod union;
 mod values;

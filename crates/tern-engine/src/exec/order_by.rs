@@ -1,8 +1,11 @@
 //! ORDER BY: materializes its input and sorts it with SPARQL's order of
-//! terms, a bounded step at a time ([`SortSteps`]).
+//! terms, a bounded step at a time ([`SortSteps`]); an input larger than
+//! the memory budget is sorted in runs written to disk and merged
+//! ([`ExternalSort`]).
 
 use super::profile::OperatorInfo;
 use super::sort_steps::SortSteps;
+use super::spill::ExternalSort;
 use super::{Batch, BoxedOperator, Collector, Operator, Pulled, COLLECTING};
 use crate::context::QueryContext;
 use crate::expr::RowEvaluator;
@@ -24,6 +27,8 @@ pub struct OrderBy {
     /// Only this many rows will be read (a LIMIT above): the sort keeps the
     /// best of them as it collects, in bounded memory.
     top: Option<usize>,
+    /// The runs written to disk, once the rows did not fit in memory.
+    spilled: Option<Box<ExternalSort>>,
 }
 
 /// The largest LIMIT (plus OFFSET) for which the sort keeps only the best
@@ -33,8 +38,11 @@ const TOP_ROWS: usize = 8 * 1024;
 const TOP_BUFFER_ROWS: usize = 32 * 1024;
 
 /// `OperatorState::numbers[0]` of a sort whose input has ended (while it
-/// collects: [`COLLECTING`]).
+/// collects: [`COLLECTING`], with `numbers[1]` the stash handle of its
+/// runs on disk plus one, or 0).
 const SORTING: u64 = 2;
+/// The input has ended and the rows are on disk, being merged.
+const MERGING: u64 = 3;
 
 impl OrderBy {
     pub fn new(
@@ -65,6 +73,7 @@ impl OrderBy {
             collector: Collector::default(),
             sorter: None,
             top: None,
+            spilled: None,
         }
     }
 }
@@ -114,11 +123,17 @@ impl Operator for OrderBy {
                 children: Vec::new(),
             });
         }
-        let input = self
-            .input
-            .as_mut()
-            .ok_or_else(|| bad_state("sort without input or rows"))?;
-        self.collector.save_with(input.as_mut(), stash)
+        let spilled = self.spilled.take().map(|runs| stash.put(*runs));
+        let Some(input) = self.input.as_mut() else {
+            return Ok(OperatorState {
+                numbers: vec![MERGING],
+                stashed: Some(spilled.ok_or_else(|| bad_state("sort without input or rows"))?),
+                children: Vec::new(),
+            });
+        };
+        let mut state = self.collector.save_with(input.as_mut(), stash)?;
+        state.numbers.push(spilled.map_or(0, |handle| handle + 1));
+        Ok(state)
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
@@ -128,9 +143,18 @@ impl Operator for OrderBy {
                 self.input = None;
                 Ok(())
             }
-            COLLECTING => self
-                .collector
-                .restore_with(state, self.input.as_mut(), stash),
+            MERGING => {
+                self.spilled = Some(Box::new(state.take_stashed(stash, "sorted runs")?));
+                self.input = None;
+                Ok(())
+            }
+            COLLECTING => {
+                if let Some(handle) = state.number(1)?.checked_sub(1) {
+                    self.spilled = Some(Box::new(stash.take(handle)?));
+                }
+                self.collector
+                    .restore_with(state, self.input.as_mut(), stash)
+            }
             other => Err(bad_state(format!("sort phase {other}"))),
         }
     }
@@ -144,11 +168,22 @@ impl Operator for OrderBy {
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         let width = self.variables.len();
         let paused = || Ok(Some(Batch::with_columns(width)));
-        while let Some(input) = self.input.as_mut() {
+        while self.input.is_some() {
+            if !self.write_spilled_run()? {
+                return paused();
+            }
+            let input = self.input.as_mut().expect("checked above");
             let full = self
                 .top
                 .map_or(usize::MAX, |top| (4 * top).max(TOP_BUFFER_ROWS));
-            match self.collector.pull_up_to(input.as_mut(), &self.ctx, full)? {
+            // With a LIMIT above, the rows kept are bounded: nothing to spill.
+            let pulled = if self.top.is_some() {
+                self.collector.pull_up_to(input.as_mut(), &self.ctx, full)?
+            } else {
+                self.collector
+                    .pull_spillable(input.as_mut(), &self.ctx, full)?
+            };
+            match pulled {
                 // The turn ended while the input was pulled in.
                 Pulled::Paused => return paused(),
                 Pulled::Full => {
@@ -157,12 +192,28 @@ impl Operator for OrderBy {
                         return paused();
                     }
                 }
+                Pulled::TooLarge => self.spill_collected()?,
                 Pulled::Ended => {
                     self.input = None;
-                    let rows = self.collector.take();
-                    self.sorter = Some(Box::new(self.sorter_of(rows)?));
+                    if self.spilled.is_some() {
+                        self.spill_collected()?;
+                    } else {
+                        let rows = self.collector.take();
+                        self.sorter = Some(Box::new(self.sorter_of(rows)?));
+                    }
                 }
             }
+        }
+        if self.spilled.is_some() {
+            if !self.write_spilled_run()? {
+                return paused();
+            }
+            let ascending: Vec<bool> = self.keys.iter().map(|(_, a)| *a).collect();
+            let keys = &self.keys;
+            let keys_of = |key: usize, row: &[Id]| keys[key].0.evaluate(row);
+            let runs = self.spilled.as_mut().expect("checked above");
+            self.ctx.check()?;
+            return runs.next_batch(&ascending, &keys_of);
         }
         let Some(sorter) = self.sorter.as_mut() else {
             return Err(bad_state("sort without rows"));
@@ -180,6 +231,43 @@ impl Operator for OrderBy {
             }
         }
         Ok(sorter.next_batch(width))
+    }
+}
+
+impl OrderBy {
+    /// Hands the rows collected so far to the sort on disk, as its next
+    /// run (they did not fit in memory, or the input ended after others
+    /// did not).
+    fn spill_collected(&mut self) -> Result<(), EngineError> {
+        if self.spilled.is_none() {
+            self.spilled = Some(Box::new(ExternalSort::new(
+                &self.ctx,
+                self.variables.len(),
+            )?));
+        }
+        let rows = self.collector.take();
+        let sorter = self.sorter_of(rows)?;
+        self.spilled
+            .as_mut()
+            .expect("created above")
+            .add_run(sorter);
+        Ok(())
+    }
+
+    /// Sorts and writes the run being spilled, if any: false when the turn
+    /// ended first. The rows of the run are counted as the collector's
+    /// until they are written.
+    fn write_spilled_run(&mut self) -> Result<bool, EngineError> {
+        let Some(runs) = self.spilled.as_mut().filter(|r| r.writing()) else {
+            return Ok(true);
+        };
+        let keys = &self.keys;
+        let keys_of = |key: usize, row: &[Id]| keys[key].0.evaluate(row);
+        if !runs.write_run(&self.ctx, &keys_of)? {
+            return Ok(false);
+        }
+        self.collector.charge(&self.ctx, 0)?;
+        Ok(true)
     }
 }
 

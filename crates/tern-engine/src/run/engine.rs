@@ -47,6 +47,9 @@ pub struct EngineOptions {
     /// Read the schema for inference from this graph only (default: every
     /// graph).
     pub schema_graph: Option<NamedNode>,
+    /// Where queries write sorts, groups and joins larger than their memory
+    /// budget (default: the system's temporary directory).
+    pub spill_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for EngineOptions {
@@ -60,6 +63,7 @@ impl Default for EngineOptions {
             prefixes: Vec::new(),
             inference: InferenceMode::default(),
             schema_graph: None,
+            spill_dir: None,
         }
     }
 }
@@ -138,6 +142,17 @@ impl Engine {
     /// this engine's running queries hold now.
     pub fn memory_in_use(&self) -> u64 {
         self.memory.used()
+    }
+
+    /// Spill files made by this engine's queries and bytes written to them
+    /// (sorts, groups and joins larger than their memory budget), since it
+    /// started.
+    pub fn spilled(&self) -> (u64, u64) {
+        let c = &self.memory.spilled;
+        (
+            c.files.load(std::sync::atomic::Ordering::Relaxed),
+            c.bytes.load(std::sync::atomic::Ordering::Relaxed),
+        )
     }
 
     /// An engine over an index alone: its updates live in memory.
@@ -439,6 +454,7 @@ impl Engine {
                 memory_budget: lower(self.options.memory_budget, request.memory_budget),
                 cancel: request.cancel.clone(),
                 shared_memory: Some(self.memory.clone()),
+                spill_dir: self.options.spill_dir.clone(),
             },
             base_iri,
             now,

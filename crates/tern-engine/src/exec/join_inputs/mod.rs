@@ -1,12 +1,18 @@
 //! The two inputs of a join that hashes one side: the probe side read row by
 //! row, the build side pulled into a table first. Hash join, OPTIONAL and
-//! the equality join share how these are listed, saved and restored.
+//! the equality join share how these are listed, saved and restored, and
+//! how they go to disk when the build side does not fit in memory
+//! (`spilled`).
 
+mod spilled;
+
+use super::build_side::Prepared;
 use super::cursor::{Filled, RowCursor};
 use super::{Batch, BoxedOperator, BuildSide, Operator, RowTable, BATCH_ROWS};
 use crate::context::{MemoryCharge, QueryContext};
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
+use spilled::{SpillStep, SpilledJoin};
 use tern_index::Id;
 
 /// What an empty build side means for the join.
@@ -30,7 +36,16 @@ pub struct JoinInputs {
     /// is made a batch at a time, and the row stays current until it is
     /// done.
     at: ProbeProgress,
+    /// (probe column, build column) of the key.
+    key: Vec<(usize, usize)>,
+    /// Both sides on disk, once the build side did not fit in memory.
+    spilled: Option<Box<SpilledJoin>>,
 }
+
+/// What a join does with a probe row and the table: adds its output rows
+/// from `ProbeProgress` on, and says whether it is done with the row.
+pub type PerRow<'a> =
+    dyn FnMut(&[Id], &RowTable, &mut Batch, &mut ProbeProgress) -> Result<bool, EngineError> + 'a;
 
 /// Where `per_row` carries on with the current probe row.
 #[derive(Debug, Default, Clone, Copy)]
@@ -76,9 +91,11 @@ impl JoinInputs {
         JoinInputs {
             probe: RowCursor::new(probe),
             build: BuildSide::new(build, key.iter().map(|&(_, b)| b).collect()),
-            probe_key: key.into_iter().map(|(p, _)| p).collect(),
+            probe_key: key.iter().map(|&(p, _)| p).collect(),
             output: None,
             at: ProbeProgress::default(),
+            key,
+            spilled: None,
         }
     }
 
@@ -121,9 +138,41 @@ impl JoinInputs {
         ) -> Result<bool, EngineError>,
     ) -> Result<Option<Batch>, EngineError> {
         ctx.check()?;
-        let Some(table) = self.build.table(ctx)? else {
-            return Ok(Some(Batch::with_columns(width)));
-        };
+        if self.spilled.is_none() {
+            match self.build.prepare(ctx)? {
+                Prepared::Paused => return Ok(Some(Batch::with_columns(width))),
+                Prepared::Ready => {}
+                Prepared::TooLarge(rows) => {
+                    let build_width = self
+                        .build
+                        .spilled_input()
+                        .map_or(0, |input| input.variables().len());
+                    let probe_width = self.probe.input.variables().len();
+                    self.spilled = Some(Box::new(SpilledJoin::new(
+                        ctx,
+                        rows,
+                        &self.key,
+                        build_width,
+                        probe_width,
+                    )?));
+                }
+            }
+        }
+        if let Some(spilled) = self.spilled.as_mut() {
+            let step = spilled.next_batch(
+                ctx,
+                width,
+                &mut self.at,
+                &mut self.probe,
+                &mut self.build,
+                &mut per_row,
+            )?;
+            return Ok(match step {
+                SpillStep::Batch(batch) => Some(batch),
+                SpillStep::Done => None,
+            });
+        }
+        let table = self.build.built_table().expect("prepared");
         if empty == EmptyBuild::EndsJoin && table.is_empty() {
             return Ok(None);
         }
@@ -168,22 +217,34 @@ impl JoinInputs {
         Ok((out.len > 0).then_some(out))
     }
 
-    /// The probe side's state, then the build side's.
+    /// The probe side's state, then the build side's (and the parts on
+    /// disk, stashed, when there are any).
     pub fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
         let streamed = self.probe.save(stash)?;
         let table = self.build.save(stash)?;
-        let at = vec![self.at.next as u64, u64::from(self.at.matched)];
+        let spilled = self
+            .spilled
+            .take()
+            .map_or(0, |spilled| stash.put(*spilled) + 1);
+        let at = vec![self.at.next as u64, u64::from(self.at.matched), spilled];
         Ok(OperatorState::new(at, vec![streamed, table]))
     }
 
     pub fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        self.at = match state.numbers[..] {
-            [next, matched] => ProbeProgress {
-                next: usize::try_from(next).map_err(|_| bad_state("a join's progress"))?,
-                matched: matched != 0,
-            },
+        let spilled;
+        (self.at, spilled) = match state.numbers[..] {
+            [next, matched, spilled] => (
+                ProbeProgress {
+                    next: usize::try_from(next).map_err(|_| bad_state("a join's progress"))?,
+                    matched: matched != 0,
+                },
+                spilled,
+            ),
             _ => return Err(bad_state("a join's progress")),
         };
+        if let Some(handle) = spilled.checked_sub(1) {
+            self.spilled = Some(Box::new(stash.take(handle)?));
+        }
         let [streamed, table] = state.into_children()?;
         self.probe.restore(streamed, stash)?;
         self.build.restore(table, stash)
