@@ -312,3 +312,60 @@ fn one_permutation_may_use_the_whole_block_budget() {
     assert!(spo.cache_bytes() > block, "{}", spo.cache_bytes());
     assert!(spo.cache_bytes() <= 6 * block);
 }
+
+/// Repeated lookups through one `Lookup` (which keeps the block it read
+/// last and where its last lookup ended) give the rows of a scan, whatever
+/// their order: ascending (the fast path), descending, random, repeated,
+/// and prefixes of one to three columns, some spanning blocks.
+#[test]
+fn lookups_in_any_order_give_the_rows_of_scans() {
+    let (_tmp, index) = generated_index();
+    let mut state = 99u64;
+    let mut next = |m: u64| {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) % m
+    };
+    for perm in [Permutation::Spo, Permutation::Pos, Permutation::Osp] {
+        let rows = all_rows(&index, perm);
+        // Prefixes taken from real rows (and a few that match nothing).
+        let mut prefixes: Vec<Vec<Id>> = (0..600)
+            .map(|_| {
+                let row = rows[next(rows.len() as u64) as usize];
+                let len = 1 + next(3) as usize;
+                let mut prefix: Vec<Id> = row[..len].iter().map(|&v| Id(v)).collect();
+                if next(20) == 0 {
+                    prefix[len - 1] = Id(prefix[len - 1].0 ^ 1);
+                }
+                prefix
+            })
+            .collect();
+        let expected = |prefix: &[Id]| -> Vec<[u64; 4]> {
+            rows.iter()
+                .filter(|r| prefix.iter().zip(r.iter()).all(|(p, v)| p.0 == *v))
+                .copied()
+                .collect()
+        };
+        let mut check = |order: &[Vec<Id>], what: &str| {
+            let mut lookup = index.lookup(perm);
+            for prefix in order {
+                let mut got = Vec::new();
+                if let Some((lo, hi)) = Index::bounds(prefix, ScanRange::ALL) {
+                    lookup.rows(lo, hi, |r| got.push(r)).unwrap();
+                }
+                assert_eq!(got, expected(prefix), "{perm:?}, {what}, prefix {prefix:?}");
+            }
+        };
+        check(&prefixes, "random order");
+        prefixes.sort();
+        check(&prefixes, "ascending");
+        let repeated: Vec<Vec<Id>> = prefixes
+            .iter()
+            .flat_map(|p| [p.clone(), p.clone()])
+            .collect();
+        check(&repeated, "each twice");
+        prefixes.reverse();
+        check(&prefixes, "descending");
+    }
+}
