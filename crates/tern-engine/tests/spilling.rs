@@ -220,3 +220,35 @@ fn spilled_queries_suspended_and_resumed_give_the_same_results() {
         assert!(got == expected, "{query}: results differ after suspensions");
     }
 }
+
+/// A join written as `FILTER(?v = ?w)` matches literals by value (`12.5` and
+/// `1.25e1`), which the hash of their IDs would put in different parts: it
+/// never spills (a build side too large for the budget fails it), and under
+/// a budget it finds the pairs of different types as without one.
+#[test]
+fn equality_joins_stay_in_memory_and_match_values_of_other_types() {
+    let (_tmp, engine) =
+        common::engine_over("people.nt", &generate(4, 12_000), EngineOptions::default());
+    let query =
+        "SELECT ?s ?t WHERE { ?s ex:score ?v . ?t ex:score ?w FILTER(?v = ?w && ?s != ?t) }";
+    let plan = common::plan_text(&engine, &query_text(query));
+    assert!(plan.contains("EqualityJoin"), "{plan}");
+    let expected = canonical(run(&engine, query, None), false);
+    // Even and odd people have decimal and double scores: equal values of
+    // both types are among the pairs.
+    let even = |name: &str| {
+        name.trim_end_matches('>')
+            .ends_with(['0', '2', '4', '6', '8'])
+    };
+    assert!(
+        expected.iter().any(|l| {
+            let (s, t) = l.split_once(' ').unwrap();
+            even(s) != even(t)
+        }),
+        "no pair of a decimal and a double"
+    );
+    let (files, _) = engine.spilled();
+    let got = canonical(run(&engine, query, Some(2 << 20)), false);
+    assert!(got == expected, "results differ under a budget");
+    assert_eq!(engine.spilled().0, files, "the equality join spilled");
+}

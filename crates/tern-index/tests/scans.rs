@@ -347,7 +347,7 @@ fn lookups_in_any_order_give_the_rows_of_scans() {
                 .copied()
                 .collect()
         };
-        let mut check = |order: &[Vec<Id>], what: &str| {
+        let check = |order: &[Vec<Id>], what: &str| {
             let mut lookup = index.lookup(perm);
             for prefix in order {
                 let mut got = Vec::new();

@@ -215,11 +215,16 @@ impl BuildSide {
         }
     }
 
-    /// Like [`table`](Self::table), but hands the rows over when they do
-    /// not fit in memory, for a join that can write them to disk (one
-    /// with a key: the rows of a cross product cannot be split).
-    pub fn prepare(&mut self, ctx: &QueryContext) -> Result<Prepared, EngineError> {
-        let spillable = !self.key_columns.is_empty();
+    /// Like [`table`](Self::table), but, when `spillable`, hands the rows
+    /// over when they do not fit in memory, for a join that can write them
+    /// to disk (one with a key: the rows of a cross product cannot be
+    /// split).
+    pub fn prepare(
+        &mut self,
+        ctx: &QueryContext,
+        spillable: bool,
+    ) -> Result<Prepared, EngineError> {
+        let spillable = spillable && !self.key_columns.is_empty();
         if let Some(input) = self.input.as_mut().filter(|_| spillable && !self.spilled) {
             match self
                 .collector

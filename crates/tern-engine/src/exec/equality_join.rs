@@ -66,7 +66,10 @@ impl EqualityJoin {
         EqualityJoin {
             ctx,
             variables,
-            inputs: JoinInputs::new(probe, build, vec![(probe_column, build_column)]),
+            // Equal literals may have different IDs (`1 = 1.0`): parts
+            // split by ID would separate them.
+            inputs: JoinInputs::new(probe, build, vec![(probe_column, build_column)])
+                .in_memory_only(),
             probe_column,
             build_column,
             sources,

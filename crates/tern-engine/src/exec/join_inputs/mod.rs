@@ -40,6 +40,8 @@ pub struct JoinInputs {
     key: Vec<(usize, usize)>,
     /// Both sides on disk, once the build side did not fit in memory.
     spilled: Option<Box<SpilledJoin>>,
+    /// Whether the join may go to disk (see [`in_memory_only`](Self::in_memory_only)).
+    spillable: bool,
 }
 
 /// What a join does with a probe row and the table: adds its output rows
@@ -96,7 +98,17 @@ impl JoinInputs {
             at: ProbeProgress::default(),
             key,
             spilled: None,
+            spillable: true,
         }
+    }
+
+    /// Keeps the build side in memory whatever its size (failing past the
+    /// budget): for a join whose rows match on something other than equal
+    /// key IDs (equal literal values), which parts split by the hash of
+    /// the IDs would separate.
+    pub fn in_memory_only(mut self) -> JoinInputs {
+        self.spillable = false;
+        self
     }
 
     /// Asks the cache for what probing the row a little ahead of `pos`
@@ -139,7 +151,7 @@ impl JoinInputs {
     ) -> Result<Option<Batch>, EngineError> {
         ctx.check()?;
         if self.spilled.is_none() {
-            match self.build.prepare(ctx)? {
+            match self.build.prepare(ctx, self.spillable)? {
                 Prepared::Paused => return Ok(Some(Batch::with_columns(width))),
                 Prepared::Ready => {}
                 Prepared::TooLarge(rows) => {
