@@ -242,10 +242,10 @@ def prepare(args, dataset: str) -> None:
         print(f"decompressing {dataset} to {nt}", file=sys.stderr)
         nt.parent.mkdir(parents=True, exist_ok=True)
         decompress(args.shared / DATASET_FILES[dataset], nt)
-    if "tern" in args.engines:
+    if "tern" in args.engines and not (args.keep_stores and (args.work / f"tern-{dataset}").exists()):
         subprocess.run([str(args.tern), "load", "--index", str(args.work / f"tern-{dataset}"), "--force", str(nt)],
                        check=True, capture_output=True)
-    if "oxigraph" in args.engines:
+    if "oxigraph" in args.engines and not (args.keep_stores and (args.work / f"oxigraph-{dataset}").exists()):
         store = args.work / f"oxigraph-{dataset}"
         shutil.rmtree(store, ignore_errors=True)
         subprocess.run([str(args.oxigraph), "load", "--location", str(store), "--file", str(nt)], check=True,
@@ -823,6 +823,9 @@ def main() -> None:
                     help="the BSBM suites on a data set ../shared/tools/bsbm/generate.sh wrote to DIR "
                     "(dataset.nt.zst, queries-explore/, queries-bi/), named after DIR (bsbm-10m); "
                     "default: ../shared/datasets/bsbm-1m")
+    ap.add_argument("--keep-stores", action="store_true",
+                    help="use tern's index and Oxigraph's store in --work when they exist instead of building them "
+                    "again (for data sets that take long to load: load them once, timed, by hand)")
     ap.add_argument("--work", type=Path, default=DEFAULT_DATA / "http-bench",
                     help="indexes, the private Virtuoso and the server logs (default: %(default)s)")
     ap.add_argument("--out", type=Path, help="JSON output (default: bench/results/http-query-<date>.json, "
