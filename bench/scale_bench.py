@@ -78,10 +78,8 @@ EXPLAINED = itertools.count(1)  # numbers the comment that makes each explained 
 SCANS = {"Scan", "PathScan"}
 LOOKUP_JOINS = {"IndexJoin", "SemiJoin", "AntiJoin", "BindLeftJoin"}  # their profile's blocks_read counts lookups
 TIMES = ("parse_ms", "plan_ms", "execute_ms", "total_ms")
-COUNTS = ("rows", "scan_rows", "blocks_read", "lookups", "operator_rows")
+COUNTS = ("rows", "scan_rows", "blocks_read", "lookups", "operator_rows", "memory_peak_bytes")
 NOT_EXPOSED = [
-    "per-query peak memory: the engine tracks it (QueryContext::largest_state) but explain=true does not return it; "
-    "/metrics has only tern_query_memory_bytes, the state of the queries running right now",
     "blocks decoded vs found in the block cache: a Scan's blocks_read counts every block it went through, cached or not",
     "blocks (or bytes) read by lookup joins: their profile gives the number of lookups only",
     "CPU time per query: not reported; measured from outside, the server process's utime+stime (clock ticks) "
@@ -195,7 +193,7 @@ def explain(client: Client, text: str) -> dict:
     if resp.status != 200:
         return {"error": f"HTTP {resp.status}: {data[:300].decode('utf-8', 'replace').strip()}"}
     report = json.loads(data)
-    out = {k: report.get(k) for k in ("rows", "queue_ms") + TIMES}
+    out = {k: report.get(k) for k in ("rows", "queue_ms", "memory_peak_bytes") + TIMES}
     out.update(operators=0, operator_rows=0, scans=0, scan_rows=0, blocks_read=0, lookup_joins=0, lookups=0)
 
     def walk(node):
@@ -367,7 +365,8 @@ def markdown(datasets: dict) -> str:
         lines += ["", f"**{suite} on {big}**: per query type, the median over its instances of one explain=true "
                   "run each; server CPU per timed run, the mean over all its instances' runs", "",
                   "| query | parse ms | plan ms | execute ms | result rows | scan rows | blocks read | lookups | "
-                  "rows through operators | CPU ms/run (ticks) | CPU ms/run (threads) |", "|---|" + "---:|" * 10]
+                  "rows through operators | peak memory (bytes) | CPU ms/run (ticks) | CPU ms/run (threads) |",
+                  "|---|" + "---:|" * 11]
         for g, c in res["summary"]["characterization"].items():
             lines.append(f"| {g.upper()} | " + " | ".join(num(c.get(k), "{:,.2f}") for k in TIMES[:3]) + " | "
                          + " | ".join(num(c.get(k)) for k in COUNTS) + f" | {num(c['cpu_ms_per_run'], '{:,.1f}')} "

@@ -47,6 +47,15 @@ def test_a_small_budget_spills_and_gives_the_same_results(big_index, tmp_path):
             assert after["tern_spill_bytes_total"] > 0
         assert roomy.metrics()["tern_spill_files_total"] == 0
         assert list(spill_dir.iterdir()) == []
+        # EXPLAIN reports what the query's operators held at most: the sort's
+        # 50K rows in memory on one server, at most the budget on the other.
+        peaks = [
+            requests.post(s.url, data={"query": QUERIES["sort"], "explain": "true"}, timeout=120).json()[
+                "memory_peak_bytes"
+            ]
+            for s in (roomy, small)
+        ]
+        assert peaks[0] > 2 << 20 and 0 < peaks[1] <= 2 << 20, peaks
     finally:
         roomy.stop()
         small.stop()

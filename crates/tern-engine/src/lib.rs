@@ -43,6 +43,7 @@ pub use run::Engine; // parses, plans, starts and resumes queries
 pub use run::EngineOptions; // the engine's defaults: timeout, memory, default graph
 pub use run::Execution; // a started query: outcome, timings, profile
 pub use run::Polled; // what a time-sliced stream gives within a turn
+pub use run::QueryMemory; // what a query's operators held at most (EXPLAIN)
 pub use run::QueryOutcome; // solutions, a boolean or a graph
 pub use run::QueryRequest; // one query's dataset, limits and cancellation flag
 pub use run::RowBatch; // solutions as IDs, decoded slice by slice by writers

@@ -758,6 +758,7 @@ fn explain(job: QueryJob, execution: Execution, queued: Duration) {
         "plan_ms": ms(execution.timings.plan),
         "execute_ms": ms(executing.elapsed()),
         "total_ms": ms(job.received.elapsed()),
+        "memory_peak_bytes": execution.memory.peak_bytes(),
         "profile": execution.profile.snapshot(),
     });
     let mut body = serde_json::to_vec_pretty(&report).unwrap_or_default();

@@ -113,6 +113,20 @@ pub struct Execution {
     pub outcome: QueryOutcome,
     pub timings: Timings,
     pub profile: Profile,
+    /// What the query's operators held at most (for EXPLAIN).
+    pub memory: QueryMemory,
+}
+
+/// A started query's memory account, read after it ran.
+#[derive(Clone, Default)]
+pub struct QueryMemory(Option<Arc<QueryContext>>);
+
+impl QueryMemory {
+    /// The most the query's operators (hash tables, sorts, groups, output
+    /// batches) held at once, in bytes; 0 when not kept (a resumed query).
+    pub fn peak_bytes(&self) -> u64 {
+        self.0.as_ref().map_or(0, |ctx| ctx.memory_peak())
+    }
 }
 
 /// Runs SPARQL queries and updates against one store. Cheap to clone.
@@ -249,6 +263,7 @@ impl Engine {
             outcome,
             timings: Timings::default(),
             profile: Profile::not_kept(),
+            memory: QueryMemory::default(),
         }))
     }
 
@@ -378,6 +393,7 @@ impl Engine {
             outcome,
             timings,
             profile,
+            memory: QueryMemory(Some(ctx)),
         })
     }
 

@@ -19,7 +19,7 @@ mod solution_stream;
 pub(crate) mod syntax_error;
 mod triple_stream;
 
-pub use engine::{Engine, EngineOptions, Execution, QueryRequest, Timings};
+pub use engine::{Engine, EngineOptions, Execution, QueryMemory, QueryRequest, Timings};
 pub use guard::{
     init_thread_pool, MAX_ALGEBRA_DEPTH, MAX_PARSE_WORK, MAX_QUERY_BYTES, MAX_TEXT_NESTING,
     QUERY_STACK_BYTES,
