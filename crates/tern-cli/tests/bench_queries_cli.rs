@@ -3,19 +3,11 @@
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
-use std::process::Command;
+
+mod common;
 
 fn tern(args: &[&str]) -> std::process::Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_tern"))
-        .args(args)
-        .output()
-        .expect("tern runs");
-    assert!(
-        out.status.success(),
-        "tern {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    common::tern_ok(Path::new("."), args)
 }
 
 fn path(p: &Path) -> &str {

@@ -7,20 +7,12 @@ use oxrdfio::{RdfFormat, RdfParser};
 use std::fs;
 use std::io::Write;
 use std::path::Path;
-use std::process::Command;
 
+mod common;
+
+/// What `tern` with `args` in `dir` writes to stdout.
 fn tern(dir: &Path, args: &[&str]) -> Vec<u8> {
-    let out = Command::new(env!("CARGO_BIN_EXE_tern"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("tern runs");
-    assert!(
-        out.status.success(),
-        "tern {args:?} failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
+    common::tern_ok(dir, args).stdout
 }
 
 const GRAPHS: [&str; 2] = ["http://example.org/g1", "http://example.org/g2"];

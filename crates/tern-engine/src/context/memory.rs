@@ -141,12 +141,9 @@ impl MemoryCharge {
     /// the server over budget (the bytes stay counted until the operator,
     /// and with it the charge, is dropped).
     pub fn set(&self, bytes: u64) -> Result<(), EngineError> {
-        let before = self.bytes.swap(bytes, Ordering::Relaxed);
-        if bytes > before {
-            self.account.add(bytes - before);
+        if self.set_unchecked(bytes) < bytes {
             self.account.check()
         } else {
-            self.account.sub(before - bytes);
             Ok(())
         }
     }
@@ -172,16 +169,17 @@ impl MemoryCharge {
                 .is_none_or(|s| below(s.used.load(Ordering::Relaxed), s.budget))
     }
 
-    /// Counts `bytes` as held without checking the budgets: an operator
+    /// Counts `bytes` as held without checking the budgets (an operator
     /// that found they do not [`fit`](Self::fits) and is about to write
-    /// them to disk.
-    pub fn set_unchecked(&self, bytes: u64) {
+    /// them to disk); returns what it held before.
+    pub fn set_unchecked(&self, bytes: u64) -> u64 {
         let before = self.bytes.swap(bytes, Ordering::Relaxed);
         if bytes > before {
             self.account.add(bytes - before);
         } else {
             self.account.sub(before - bytes);
         }
+        before
     }
 }
 

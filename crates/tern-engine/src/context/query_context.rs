@@ -192,18 +192,13 @@ impl QueryContext {
         ends != NO_TURN && self.started.elapsed().as_nanos() >= u128::from(ends)
     }
 
-    /// A charge for an operator's materialized state, counted against the
-    /// query's and the server's memory budgets (see `context::memory`).
-    /// The most the query's operators held at once so far, in bytes.
-    pub fn memory_peak(&self) -> u64 {
-        self.memory.peak()
-    }
-
     /// The query's memory budget, if it has one.
     pub fn memory_budget(&self) -> Option<u64> {
         self.memory.budget()
     }
 
+    /// A charge for an operator's materialized state, counted against the
+    /// query's and the server's memory budgets (see `context::memory`).
     pub fn memory_charge(&self) -> MemoryCharge {
         MemoryCharge::new(self.memory.clone())
     }

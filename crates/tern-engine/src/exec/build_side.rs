@@ -34,7 +34,7 @@ pub enum Pulled {
     Full,
     /// The rows do not [`fit`](MemoryCharge::fits) in memory: the caller
     /// writes them to disk (only when pulled with
-    /// [`pull_spillable`](Collector::pull_spillable)).
+    /// [`pull_up_to`](Collector::pull_up_to) as spillable).
     TooLarge,
 }
 
@@ -46,33 +46,14 @@ impl Collector {
         input: &mut dyn Operator,
         ctx: &QueryContext,
     ) -> Result<bool, EngineError> {
-        Ok(self.pull_up_to(input, ctx, usize::MAX)? == Pulled::Ended)
+        Ok(self.pull_up_to(input, ctx, usize::MAX, false)? == Pulled::Ended)
     }
 
     /// Pulls rows until the input ends, the turn is over or the collector
-    /// holds `max_rows` rows or more.
-    pub fn pull_up_to(
-        &mut self,
-        input: &mut dyn Operator,
-        ctx: &QueryContext,
-        max_rows: usize,
-    ) -> Result<Pulled, EngineError> {
-        self.pull_rows(input, ctx, max_rows, false)
-    }
-
-    /// Like [`pull_up_to`](Self::pull_up_to), but stops with
+    /// holds `max_rows` rows or more. When `spillable`, it stops with
     /// [`Pulled::TooLarge`] rather than fail when the rows pulled do not
     /// fit in the memory budget, for a caller that writes them to disk.
-    pub fn pull_spillable(
-        &mut self,
-        input: &mut dyn Operator,
-        ctx: &QueryContext,
-        max_rows: usize,
-    ) -> Result<Pulled, EngineError> {
-        self.pull_rows(input, ctx, max_rows, true)
-    }
-
-    fn pull_rows(
+    pub fn pull_up_to(
         &mut self,
         input: &mut dyn Operator,
         ctx: &QueryContext,
@@ -228,7 +209,7 @@ impl BuildSide {
         if let Some(input) = self.input.as_mut().filter(|_| spillable && !self.spilled) {
             match self
                 .collector
-                .pull_spillable(input.as_mut(), ctx, usize::MAX)?
+                .pull_up_to(input.as_mut(), ctx, usize::MAX, true)?
             {
                 Pulled::Paused => return Ok(Prepared::Paused),
                 Pulled::TooLarge => {

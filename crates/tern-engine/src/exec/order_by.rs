@@ -177,13 +177,11 @@ impl Operator for OrderBy {
                 .top
                 .map_or(usize::MAX, |top| (4 * top).max(TOP_BUFFER_ROWS));
             // With a LIMIT above, the rows kept are bounded: nothing to spill.
-            let pulled = if self.top.is_some() {
-                self.collector.pull_up_to(input.as_mut(), &self.ctx, full)?
-            } else {
-                self.collector
-                    .pull_spillable(input.as_mut(), &self.ctx, full)?
-            };
-            match pulled {
+            let spillable = self.top.is_none();
+            match self
+                .collector
+                .pull_up_to(input.as_mut(), &self.ctx, full, spillable)?
+            {
                 // The turn ended while the input was pulled in.
                 Pulled::Paused => return paused(),
                 Pulled::Full => {
@@ -208,12 +206,11 @@ impl Operator for OrderBy {
             if !self.write_spilled_run()? {
                 return paused();
             }
-            let ascending: Vec<bool> = self.keys.iter().map(|(_, a)| *a).collect();
             let keys = &self.keys;
             let keys_of = |key: usize, row: &[Id]| keys[key].0.evaluate(row);
             let runs = self.spilled.as_mut().expect("checked above");
             self.ctx.check()?;
-            return runs.next_batch(&ascending, &keys_of);
+            return runs.next_batch(&keys_of);
         }
         let Some(sorter) = self.sorter.as_mut() else {
             return Err(bad_state("sort without rows"));
@@ -240,9 +237,11 @@ impl OrderBy {
     /// did not).
     fn spill_collected(&mut self) -> Result<(), EngineError> {
         if self.spilled.is_none() {
+            let ascending = self.keys.iter().map(|(_, a)| *a).collect();
             self.spilled = Some(Box::new(ExternalSort::new(
                 &self.ctx,
                 self.variables.len(),
+                ascending,
             )?));
         }
         let rows = self.collector.take();

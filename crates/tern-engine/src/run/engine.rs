@@ -125,7 +125,7 @@ impl QueryMemory {
     /// The most the query's operators (hash tables, sorts, groups, output
     /// batches) held at once, in bytes; 0 when not kept (a resumed query).
     pub fn peak_bytes(&self) -> u64 {
-        self.0.as_ref().map_or(0, |ctx| ctx.memory_peak())
+        self.0.as_ref().map_or(0, |ctx| ctx.largest_state())
     }
 }
 

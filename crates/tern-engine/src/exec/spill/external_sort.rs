@@ -13,6 +13,8 @@ use crate::EngineError;
 pub struct ExternalSort {
     file: RowFile,
     width: usize,
+    /// Per sort key, whether it sorts up.
+    ascending: Vec<bool>,
     runs: Vec<Segment>,
     /// The run being sorted, then written.
     run: Option<Box<SortSteps>>,
@@ -20,10 +22,15 @@ pub struct ExternalSort {
 }
 
 impl ExternalSort {
-    pub fn new(ctx: &QueryContext, width: usize) -> Result<ExternalSort, EngineError> {
+    pub fn new(
+        ctx: &QueryContext,
+        width: usize,
+        ascending: Vec<bool>,
+    ) -> Result<ExternalSort, EngineError> {
         Ok(ExternalSort {
             file: RowFile::for_query(ctx, width)?,
             width,
+            ascending,
             runs: Vec::new(),
             run: None,
             merge: None,
@@ -77,16 +84,12 @@ impl ExternalSort {
     }
 
     /// The next batch of the whole sorted input, once every run is written.
-    pub fn next_batch(
-        &mut self,
-        ascending: &[bool],
-        keys_of: &TermKeyOf,
-    ) -> Result<Option<Batch>, EngineError> {
+    pub fn next_batch(&mut self, keys_of: &TermKeyOf) -> Result<Option<Batch>, EngineError> {
         debug_assert!(self.run.is_none());
         let merge = self
             .merge
             .get_or_insert_with(|| RunMerge::new(&self.runs, self.width));
-        merge.next_batch(&self.file, ascending, keys_of)
+        merge.next_batch(&self.file, &self.ascending, keys_of)
     }
 }
 

@@ -47,13 +47,9 @@ impl Partitions {
         })
     }
 
-    /// The part `row` goes to.
-    pub fn part_of(&self, row: &[Id]) -> usize {
-        partition_of(self.key_columns.iter().map(|&c| row[c]), self.seed, PARTS)
-    }
-
+    /// Writes `row` to the part of its key.
     pub fn push(&mut self, row: &[Id]) -> Result<(), EngineError> {
-        let part = self.part_of(row);
+        let part = partition_of(self.key_columns.iter().map(|&c| row[c]), self.seed, PARTS);
         self.files[part].push(row)
     }
 
