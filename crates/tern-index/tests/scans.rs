@@ -207,14 +207,28 @@ fn a_small_cache_budget_bounds_decoded_blocks_and_changes_no_answer() {
         .map(|&p| small.permutation(p).cache_bytes())
         .sum();
     assert!(permutations <= blocks_budget, "{permutations}");
-    // A full scan keeps only its first blocks (the default budget holds all).
-    let spo = index.permutation(Permutation::Spo);
-    assert!(spo.block_count() > 2);
-    assert!(
-        spo.cache_bytes() <= 2 * (4096 * 4 * 8),
-        "{}",
-        spo.cache_bytes()
-    );
+}
+
+#[test]
+fn a_long_scan_keeps_only_its_first_blocks_and_a_short_one_all() {
+    let full_block = 4096 * 4 * 8;
+    let spo_scan = |budget_blocks: usize| {
+        let (tmp, index) = generated_index();
+        let blocks = index.permutation(Permutation::Spo).block_count();
+        assert!(blocks > 2);
+        index.set_cache_budget(64 << 20, budget_blocks * full_block);
+        let rows = all_rows(&index, Permutation::Spo);
+        let kept = index.permutation(Permutation::Spo).cache_bytes();
+        (tmp, rows, kept, blocks)
+    };
+    let (_tmp, _, _, blocks) = spo_scan(1024);
+    // Longer than a sixteenth of the budget: the first two blocks only.
+    let (_tmp, long_rows, kept, _) = spo_scan(16 * (blocks - 1));
+    assert!(kept <= 2 * full_block, "{kept}");
+    // Within a sixteenth: every block, decoded once for the next scans.
+    let (_tmp, short_rows, kept, _) = spo_scan(16 * blocks);
+    assert!(kept > 2 * full_block, "{kept}");
+    assert_eq!(long_rows, short_rows);
 }
 
 #[test]

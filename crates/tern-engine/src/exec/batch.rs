@@ -9,6 +9,41 @@ use tern_index::Id;
 /// Rows per batch produced by operators that build batches themselves.
 pub const BATCH_ROWS: usize = 4096;
 
+/// Rows an operator's next batch holds at most: [`BATCH_ROWS`], or, when
+/// its consumer wants the first rows soon but may read on (see
+/// [`Operator::small_first_batches`](super::Operator::small_first_batches)),
+/// a small first batch and then four times more per batch up to
+/// [`BATCH_ROWS`]. Under a LIMIT 10 a join then does the work of about ten
+/// rows before its first batch, not of 4,096; a consumer that reads
+/// everything after all gets full batches after five smaller ones.
+#[derive(Debug, Clone, Copy)]
+pub struct BatchRamp {
+    next: usize,
+}
+
+impl Default for BatchRamp {
+    fn default() -> BatchRamp {
+        BatchRamp { next: BATCH_ROWS }
+    }
+}
+
+impl BatchRamp {
+    /// The next batch holds about `rows` rows (at least one).
+    pub fn start_at(&mut self, rows: usize) {
+        self.next = rows.clamp(1, BATCH_ROWS);
+    }
+
+    /// Rows the batch being made may hold.
+    pub fn limit(&self) -> usize {
+        self.next
+    }
+
+    /// A batch was handed out: the next may hold more.
+    pub fn grow(&mut self) {
+        self.next = self.next.saturating_mul(4).min(BATCH_ROWS);
+    }
+}
+
 /// A batch of solutions: one column of IDs per variable of the producing
 /// operator's schema; [`Id::UNDEFINED`] where a variable is unbound.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -108,6 +108,10 @@ impl Operator for Extend {
         self.input.first_rows_only(rows);
     }
 
+    fn small_first_batches(&mut self, rows: usize) {
+        self.input.small_first_batches(rows);
+    }
+
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         let Some(mut batch) = self.input.next_batch()? else {
             return Ok(None);

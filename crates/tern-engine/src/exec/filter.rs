@@ -46,6 +46,10 @@ impl Operator for Filter {
         OperatorInfo::new("Filter", self.condition.to_string())
     }
 
+    fn small_first_batches(&mut self, rows: usize) {
+        self.input.small_first_batches(rows);
+    }
+
     fn children(&self) -> Vec<&dyn Operator> {
         vec![self.input.as_ref()]
     }

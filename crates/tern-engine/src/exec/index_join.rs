@@ -14,7 +14,7 @@ use super::pattern_rows::PatternRows;
 use super::profile::OperatorInfo;
 use super::rows::{Solution, Sources};
 use super::scan::{GraphScope, PatternTerm, Scan};
-use super::{Batch, BoxedOperator, Operator, BATCH_ROWS};
+use super::{Batch, BatchRamp, BoxedOperator, Operator};
 use crate::context::{MemoryCharge, QueryContext};
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
@@ -51,9 +51,10 @@ pub struct IndexJoin {
     /// last.
     readers: [Option<MergedLookup>; 6],
     lookups: Arc<AtomicU64>,
-    /// Rows a batch it hands out holds at most: fewer when only the first
-    /// rows will be read (a LIMIT above), so it stops looking up early.
-    batch_rows: usize,
+    /// Rows a batch it hands out holds at most: fewer at first when only
+    /// the first rows will be read (a LIMIT above), so it stops looking up
+    /// early.
+    ramp: BatchRamp,
     /// The pattern's rows, once counted (for the switch to reading it whole).
     pattern_rows: Option<u64>,
     /// Whether the lookup cache holds the whole pattern: a binding it does
@@ -103,7 +104,7 @@ impl IndexJoin {
             sources,
             readers: Default::default(),
             lookups: Arc::default(),
-            batch_rows: BATCH_ROWS,
+            ramp: BatchRamp::default(),
             pattern_rows: None,
             complete: false,
             existence: None,
@@ -196,8 +197,11 @@ impl IndexJoin {
     }
 
     /// A batch that may be empty (the turn is over, or the input paused).
-    fn hand_out(&self, out: Batch, width: usize) -> Result<Option<Batch>, EngineError> {
+    fn hand_out(&mut self, out: Batch, width: usize) -> Result<Option<Batch>, EngineError> {
         self.charge(&out, width)?;
+        if out.len > 0 {
+            self.ramp.grow();
+        }
         Ok(Some(out))
     }
 
@@ -244,10 +248,11 @@ impl Operator for IndexJoin {
         &self.variables
     }
 
-    fn first_rows_only(&mut self, rows: usize) {
-        // Its left input may still be read to its end (rows without
-        // matches), so the hint stops here.
-        self.batch_rows = rows.clamp(1, BATCH_ROWS);
+    /// Its left input may still be read to its end (rows without
+    /// matches): it is only asked for small first batches too.
+    fn small_first_batches(&mut self, rows: usize) {
+        self.ramp.start_at(rows);
+        self.left.input.small_first_batches(rows);
     }
 
     fn describe(&self) -> OperatorInfo {
@@ -363,14 +368,14 @@ impl Operator for IndexJoin {
                 let right = &self.found_rows[r * pattern_width..(r + 1) * pattern_width];
                 out.push_merged(&left, right, &self.sources);
                 self.next_match += 1;
-                if out.len >= self.batch_rows {
+                if out.len >= self.ramp.limit() {
                     return self.hand_out(out, width);
                 }
             }
             self.left.advance(1);
             self.next_match = 0;
             left_rows += 1;
-            if out.len >= self.batch_rows {
+            if out.len >= self.ramp.limit() {
                 return self.hand_out(out, width);
             }
             if left_rows.is_multiple_of(LEFT_ROWS_PER_BATCH) {

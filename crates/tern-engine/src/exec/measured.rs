@@ -35,6 +35,10 @@ impl Operator for Measured {
         self.inner.first_rows_only(rows);
     }
 
+    fn small_first_batches(&mut self, rows: usize) {
+        self.inner.small_first_batches(rows);
+    }
+
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         let started = Instant::now();
         let batch = self.inner.next_batch();

@@ -5,7 +5,7 @@
 use super::cursor::{Filled, RowCursor};
 use super::profile::OperatorInfo;
 use super::rows::{Solution, Sources};
-use super::{Batch, BoxedOperator, Operator, BATCH_ROWS};
+use super::{Batch, BatchRamp, BoxedOperator, Operator};
 use crate::context::QueryContext;
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
@@ -26,6 +26,8 @@ pub struct MergeJoin {
     /// skewed key's runs make more rows than a batch holds (3,000 × 3,000
     /// of them), so their pairs are made a batch at a time.
     next_pair: Option<usize>,
+    /// Rows its next batch may hold (small first ones under a LIMIT).
+    ramp: BatchRamp,
 }
 
 /// Pairs of run rows between two looks at the clock when few are compatible.
@@ -140,6 +142,7 @@ impl MergeJoin {
             sources,
             key,
             next_pair: None,
+            ramp: BatchRamp::default(),
         }
     }
 
@@ -156,7 +159,7 @@ impl MergeJoin {
             pair += 1;
             if Solution::compatible(a, b, &self.shared) {
                 out.push_merged(a, b, &self.sources);
-                if out.len >= BATCH_ROWS {
+                if out.len >= self.ramp.limit() {
                     break;
                 }
             }
@@ -222,6 +225,12 @@ impl Operator for MergeJoin {
         ))
     }
 
+    fn small_first_batches(&mut self, rows: usize) {
+        self.ramp.start_at(rows);
+        self.left.cursor.input.small_first_batches(rows);
+        self.right.cursor.input.small_first_batches(rows);
+    }
+
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         self.next_pair = match (&state.numbers[..], state.stashed) {
             ([], None) => None,
@@ -244,9 +253,19 @@ impl Operator for MergeJoin {
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
-        let mut out = Batch::with_columns(self.variables.len());
+        let out = Batch::with_columns(self.variables.len());
+        let out = self.join_until_full(out)?;
+        if out.as_ref().is_some_and(|b| b.len > 0) {
+            self.ramp.grow();
+        }
+        Ok(out)
+    }
+}
+
+impl MergeJoin {
+    fn join_until_full(&mut self, mut out: Batch) -> Result<Option<Batch>, EngineError> {
         let mut steps = 0usize;
-        while out.len < BATCH_ROWS {
+        while out.len < self.ramp.limit() {
             // Every few steps: a run of a selective join is a row or two,
             // and a join with little output must not hold its worker past
             // the end of the turn.

@@ -48,7 +48,7 @@ mod synonyms;
 mod union;
 mod values;
 
-pub use batch::{batch_of, map_indexes, map_rows, next_chunk, Batch, BATCH_ROWS};
+pub use batch::{batch_of, map_indexes, map_rows, next_chunk, Batch, BatchRamp, BATCH_ROWS};
 pub use bind_left_join::{BindLeftJoin, PlanRight};
 pub use build_side::{BuildSide, Collector, Pulled, COLLECTING};
 pub use construct::Construct;

@@ -66,8 +66,19 @@ pub trait Operator: Send {
     /// Only the first `rows` rows will be read (a LIMIT above): a sort then
     /// keeps only the best ones, and operators that pass rows on one for
     /// one tell their input. Called once, right after planning, on a
-    /// resumed plan as on the first.
-    fn first_rows_only(&mut self, _rows: usize) {}
+    /// resumed plan as on the first. An operator that may drop rows (a
+    /// filter, a join) cannot promise its input that, so by default it
+    /// takes it as [`small_first_batches`](Self::small_first_batches).
+    fn first_rows_only(&mut self, rows: usize) {
+        self.small_first_batches(rows);
+    }
+
+    /// The consumer wants about `rows` rows soon but may read on (a LIMIT
+    /// above a join that may drop rows): operators that make their own
+    /// batches start with small ones ([`BatchRamp`](super::BatchRamp)), and
+    /// those that pass batches on tell their inputs. Results are the same
+    /// either way; only where batches are cut changes.
+    fn small_first_batches(&mut self, _rows: usize) {}
 }
 
 pub type BoxedOperator = Box<dyn Operator>;

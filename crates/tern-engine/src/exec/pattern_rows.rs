@@ -114,6 +114,32 @@ impl PatternRows {
         }
     }
 
+    /// Where each of the `width` output columns comes from in a stored
+    /// row, when a scan's batches can be copied column by column instead of
+    /// filled row by row: the pattern's scope is the index's default graph
+    /// or the union of all graphs (a batch all in the index's default
+    /// graph then passes whole) and each output column is one variable at
+    /// one position. `None` otherwise.
+    pub fn stored_columns(&self, ctx: &QueryContext, width: usize) -> Option<Vec<usize>> {
+        if self.graph != GraphScope::Default
+            || !matches!(ctx.default_graph, GraphSet::IndexDefault | GraphSet::All)
+        {
+            return None;
+        }
+        let order = self.perm.order();
+        let mut from = vec![None; width];
+        for (position, term) in self.terms.iter().enumerate() {
+            if let PatternTerm::Variable(column) = *term {
+                let slot = from.get_mut(column)?;
+                if slot.is_some() {
+                    return None;
+                }
+                *slot = order.iter().position(|&p| p == position);
+            }
+        }
+        from.into_iter().collect()
+    }
+
     /// Looks the pattern up in the index, through the reader of its
     /// permutation in `readers` (one per permutation, each keeping the
     /// block it read last), and calls `each` with the output row of every

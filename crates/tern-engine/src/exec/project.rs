@@ -61,6 +61,10 @@ impl Operator for Project {
         self.input.first_rows_only(rows);
     }
 
+    fn small_first_batches(&mut self, rows: usize) {
+        self.input.small_first_batches(rows);
+    }
+
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         let Some(batch) = self.input.next_batch()? else {
             return Ok(None);

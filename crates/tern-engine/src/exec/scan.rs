@@ -5,7 +5,7 @@
 use super::pattern_rows::PatternRows;
 use super::profile::OperatorInfo;
 use super::{Batch, Operator};
-use crate::context::QueryContext;
+use crate::context::{GraphSet, QueryContext};
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
@@ -45,6 +45,9 @@ pub struct Scan {
     /// The last index row read: where a resumed scan continues.
     last_row: Option<[u64; 4]>,
     blocks_read: Arc<AtomicU64>,
+    /// For each output column, the stored column it is a copy of, when
+    /// batches can be copied whole (see [`PatternRows::stored_columns`]).
+    stored_columns: Option<Vec<usize>>,
 }
 
 impl Scan {
@@ -61,6 +64,7 @@ impl Scan {
         let iter = ctx
             .index
             .scan(pattern.perm, pattern.prefix(), pattern.scan_range);
+        let stored_columns = pattern.stored_columns(&ctx, variables.len());
         Scan {
             ctx,
             variables,
@@ -69,7 +73,14 @@ impl Scan {
             last_triple: None,
             last_row: None,
             blocks_read: Arc::default(),
+            stored_columns,
         }
+    }
+
+    /// Whether equal triples of different graphs are one row (a default
+    /// graph that is the union of graphs).
+    fn merges_graphs(&self) -> bool {
+        matches!(self.ctx.default_graph, GraphSet::All)
     }
 
     /// Exact number of index rows the pattern's constants (and range)
@@ -182,11 +193,34 @@ impl Operator for Scan {
             let Some(rows) = self.iter.next() else {
                 return Ok(None);
             };
-            let rows = rows?;
+            let mut rows = rows?;
             self.blocks_read
                 .store(self.iter.blocks_read(), Ordering::Relaxed);
             if !rows.is_empty() {
                 self.last_row = Some(rows.row(rows.len() - 1));
+            }
+            if let Some(from) = &self.stored_columns {
+                // Rows all of the default graph: none is dropped, and none
+                // repeats a triple (one graph), unless the first repeats the
+                // last of the batch before, from another graph.
+                let triple = |row: [u64; 4]| {
+                    let quad = self.pattern.perm.quad_of(row);
+                    [quad[0], quad[1], quad[2]]
+                };
+                if !rows.is_empty()
+                    && rows.columns[3].iter().all(|g| *g == Id::DEFAULT_GRAPH)
+                    && self.last_triple != Some(triple(rows.row(0)))
+                {
+                    if self.merges_graphs() {
+                        self.last_triple = Some(triple(rows.row(rows.len() - 1)));
+                    }
+                    let len = rows.len();
+                    let columns = from
+                        .iter()
+                        .map(|&c| std::mem::take(&mut rows.columns[c]))
+                        .collect();
+                    return Ok(Some(Batch { columns, len }));
+                }
             }
             let mut out = Batch::with_columns(width);
             let mut row_out = vec![Id::UNDEFINED; width];

@@ -120,6 +120,10 @@ impl Operator for Synonyms {
         self.input.first_rows_only(rows);
     }
 
+    fn small_first_batches(&mut self, rows: usize) {
+        self.input.small_first_batches(rows);
+    }
+
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
         // Whole input batches are expanded at once: its state is the input's.
         Ok(OperatorState::new(

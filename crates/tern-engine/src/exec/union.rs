@@ -61,6 +61,12 @@ impl Operator for Union {
         }
     }
 
+    fn small_first_batches(&mut self, rows: usize) {
+        for (input, _) in &mut self.inputs {
+            input.small_first_batches(rows);
+        }
+    }
+
     fn children(&self) -> Vec<&dyn Operator> {
         self.inputs
             .iter()

@@ -6,6 +6,7 @@ use crate::memo::Memo;
 use crate::Id;
 use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
@@ -55,8 +56,12 @@ pub const DEFAULT_BLOCK_CACHE_BYTES: usize = 96 << 20;
 /// Ranges whose counts are remembered.
 const COUNTS_KEPT: usize = 4096;
 
-/// Blocks of one scan that go into the cache.
+/// Blocks of a long scan that go into the cache (a short one keeps all;
+/// see [`BlockCache::holds_scan_of`]).
 const CACHED_BLOCKS_PER_SCAN: u64 = 2;
+
+/// Memory of a decoded block of [`BLOCK_ROWS`](super::BLOCK_ROWS) rows.
+const FULL_BLOCK_BYTES: usize = super::BLOCK_ROWS * 4 * 8;
 
 fn block_bytes(columns: &DecodedBlock) -> usize {
     columns.iter().map(|c| c.capacity() * 8).sum()
@@ -109,6 +114,14 @@ impl BlockCache {
     /// Memory held by decoded blocks of all permutations now.
     pub fn bytes(&self) -> usize {
         self.entries.lock().unwrap().bytes
+    }
+
+    /// Whether a scan of `blocks` blocks is small enough to keep all of
+    /// them: at most a sixteenth of the budget, so that the scans a query
+    /// mix repeats (a predicate of a few dozen blocks) are decoded once,
+    /// while a long scan (an export) cannot push out more than that.
+    fn holds_scan_of(&self, blocks: usize) -> bool {
+        blocks.saturating_mul(FULL_BLOCK_BYTES) <= self.entries.lock().unwrap().budget / 16
     }
 
     fn bytes_of(&self, perm: Permutation) -> usize {
@@ -258,12 +271,14 @@ impl PermutationReader {
     /// Rows `r` with `lo <= r <= hi`, in order, as batches of one block each.
     pub fn scan_rows(&self, lo: Row, hi: Row) -> ScanIter {
         let blocks = self.candidate_blocks(&lo, &hi);
+        let keep_all = self.inner.cache.holds_scan_of(blocks.len());
         ScanIter {
             reader: self.clone(),
             lo,
             hi,
             blocks,
             blocks_read: 0,
+            keep_all,
         }
     }
 
@@ -304,9 +319,8 @@ impl PermutationReader {
     fn count_in_block(&self, b: usize, lo: &[u64], hi: &[u64]) -> Result<u64> {
         let columns = self.decode_cached(b, true)?;
         let n = self.inner.blocks[b].rows as usize;
-        let start = partition(n, |i| compare_row(&columns, i, lo).is_lt());
-        let end = partition(n, |i| compare_row(&columns, i, hi).is_le());
-        Ok(end.saturating_sub(start) as u64)
+        debug_assert_eq!(columns[0].len(), n);
+        Ok(rows_between(&columns, lo, hi).len() as u64)
     }
 }
 
@@ -323,6 +337,54 @@ pub(crate) fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
         }
     }
     lo
+}
+
+/// The rows `i` of a decoded block with `lo <= row i <= hi`, on the first
+/// `lo.len()` columns. While `lo` and `hi` agree on a column, the range
+/// narrows to the rows holding that value by a search of that column alone
+/// (none when the range's first and last rows have it): an index join's
+/// lookup binds all but one or two columns, and searching the four column
+/// arrays row by row cost it a cache miss per column per probe.
+pub(crate) fn rows_between(columns: &[Vec<u64>], lo: &[u64], hi: &[u64]) -> Range<usize> {
+    let (mut start, mut end) = (0, columns.first().map_or(0, Vec::len));
+    let mut c = 0;
+    while c < lo.len() && lo[c] == hi[c] && start < end {
+        let (column, value) = (&columns[c][start..end], lo[c]);
+        if column[0] != value || column[column.len() - 1] != value {
+            let first = partition(column.len(), |i| column[i] < value);
+            let past = first + gallop(&column[first..], |x| x <= value);
+            end = start + past;
+            start += first;
+        }
+        c += 1;
+    }
+    if c == lo.len() || start >= end {
+        return start..end.max(start);
+    }
+    // The rows in range agree with `lo` and `hi` before column `c`.
+    let rest = &columns[c..];
+    let n = end - start;
+    let first = partition(n, |i| compare_row(rest, start + i, &lo[c..]).is_lt());
+    let past = first
+        + partition(n - first, |i| {
+            compare_row(rest, start + first + i, &hi[c..]).is_le()
+        });
+    start + first..start + past
+}
+
+/// Index of the first `x` of `values` for which `pred` is false (true
+/// then false over the slice), searched from the start by doubling steps:
+/// a lookup's run of equal values is mostly a row or a few, found in the
+/// cache lines next to where the run starts.
+fn gallop(values: &[u64], pred: impl Fn(u64) -> bool) -> usize {
+    let mut step = 1;
+    let mut known_true = 0;
+    while known_true + step < values.len() && pred(values[known_true + step - 1]) {
+        known_true += step;
+        step *= 2;
+    }
+    let upper = (known_true + step).min(values.len());
+    known_true + partition(upper - known_true, |i| pred(values[known_true + i]))
 }
 
 /// Row `i` of a block's columns against `key`, on the first `key.len()`
@@ -361,13 +423,7 @@ impl Lookup {
                     columns
                 }
             };
-            let n = columns[0].len();
-            let start = partition(n, |i| compare_row(&columns, i, &lo) == Ordering::Less);
-            let end = start
-                + partition(n - start, |i| {
-                    compare_row(&columns, start + i, &hi) != Ordering::Greater
-                });
-            for i in start..end {
+            for i in rows_between(&columns, &lo, &hi) {
                 each([columns[0][i], columns[1][i], columns[2][i], columns[3][i]]);
             }
         }
@@ -383,6 +439,8 @@ pub struct ScanIter {
     hi: Row,
     blocks: std::ops::Range<usize>,
     blocks_read: u64,
+    /// Whether every block read goes into the cache (a short scan).
+    keep_all: bool,
 }
 
 impl ScanIter {
@@ -428,16 +486,12 @@ impl Iterator for ScanIter {
             self.blocks_read += 1;
             // The first blocks of a scan are the ones lookups read again; a
             // long scan's later blocks would only push them out of the cache.
-            let keep = self.blocks_read <= CACHED_BLOCKS_PER_SCAN;
+            let keep = self.keep_all || self.blocks_read <= CACHED_BLOCKS_PER_SCAN;
             let columns = match self.reader.decode_cached(b, keep) {
                 Ok(c) => c,
                 Err(e) => return Some(Err(e)),
             };
-            let n = columns[0].len();
-            let start = partition(n, |i| compare_row(&columns, i, &self.lo) == Ordering::Less);
-            let end = partition(n, |i| {
-                compare_row(&columns, i, &self.hi) != Ordering::Greater
-            });
+            let Range { start, end } = rows_between(&columns, &self.lo, &self.hi);
             if start >= end {
                 continue;
             }

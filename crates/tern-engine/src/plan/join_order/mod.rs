@@ -309,7 +309,14 @@ fn best_join(
         }
     }
     if let Some(i) = b_leaf {
-        let index_cost = a.cost + a.rows * LOOKUP_COST + rows;
+        // The join's lookup cache answers repeated keys (19,575 articles
+        // in 65 journals look up 65 titles): each distinct key is looked
+        // up, each row probes the cache.
+        let mut keys = 1.0f64;
+        for v in bits(a.vars & b.vars) {
+            keys *= a.distinct[v].max(1.0);
+        }
+        let index_cost = a.cost + a.rows + keys.min(a.rows) * LOOKUP_COST + rows;
         if index_cost < best.1 {
             best = (JoinKind::Index(i), index_cost, rows, a.sorted);
         }
