@@ -129,3 +129,84 @@ fn date_comparisons_agree_with_the_evaluator() {
     }
     assert!(decided > 50, "the comparisons select rows ({decided})");
 }
+
+/// In an EXISTS evaluated per row, the inner FILTER may compare with an
+/// outer row's value (`FILTER(?y > ?w)`, `?w` bound outside): that value is
+/// a constant of the inner plan and the comparison is decided on IDs where
+/// both are inline numbers of one type. The answers must be the general
+/// evaluator's (forced by `COALESCE(?y)`, the same term: `?y + 0` would fail
+/// on the strings that `>` compares), for every kind of value on either side.
+#[test]
+fn comparisons_with_an_outer_value_agree_with_the_evaluator() {
+    let values = values();
+    let mut text: String = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            format!(
+                "<http://example.org/s{i}> <http://example.org/v> {v} .\n\
+                 <http://example.org/s{i}> <http://example.org/id> \"{i}\" .\n"
+            )
+        })
+        .collect();
+    // Other subjects' values make the inner pattern large against the
+    // outer rows: the planner then checks EXISTS row by row, with the
+    // outer values in the inner plan (the path under test).
+    for i in 0..20_000 {
+        text.push_str(&format!(
+            "<http://example.org/other{i}> <http://example.org/v> \"{i}\"^^<{XSD}integer> .\n"
+        ));
+    }
+    for (i, w) in [
+        format!("\"2\"^^<{XSD}integer>"),
+        format!("\"-1\"^^<{XSD}integer>"),
+        format!("\"2.5\"^^<{XSD}decimal>"),
+        format!("\"0.5e0\"^^<{XSD}double>"),
+        "\"2\"".to_owned(),
+        format!("\"2020-06-01\"^^<{XSD}date>"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        text.push_str(&format!(
+            "<http://example.org/t{i}> <http://example.org/w> {w} .\n"
+        ));
+    }
+    let (_tmp, engine) = common::engine_over("outer.nt", &text, EngineOptions::default());
+    let run = |filter: &str| -> Vec<String> {
+        let query = format!(
+            "SELECT ?t ?s WHERE {{ ?t <http://example.org/w> ?w . ?s <http://example.org/id> ?k . \
+             FILTER EXISTS {{ ?s <http://example.org/v> ?y FILTER({filter}) }} }}"
+        );
+        let QueryOutcome::Solutions { rows, .. } = engine.query(&query, None).unwrap() else {
+            panic!("SELECT gives solutions");
+        };
+        let mut out: Vec<String> = rows
+            .map(|r| {
+                let r = r.unwrap();
+                format!("{:?} {:?}", r[0], r[1])
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    let mut matched = 0;
+    for op in [">", ">=", "<", "<=", "="] {
+        let general = run(&format!("COALESCE(?y) {op} ?w"));
+        assert_eq!(run(&format!("?y {op} ?w")), general, "?y {op} ?w");
+        let flipped_op = match op {
+            ">" => "<",
+            ">=" => "<=",
+            "<" => ">",
+            "<=" => ">=",
+            other => other,
+        };
+        assert_eq!(
+            run(&format!("?w {flipped_op} ?y")),
+            general,
+            "?w {flipped_op} ?y"
+        );
+        matched += general.len();
+    }
+    assert!(matched > 100, "the comparisons select pairs ({matched})");
+}

@@ -48,8 +48,9 @@ impl OnIds {
         ctx: &QueryContext,
         expression: &Expression,
         variables: &[Variable],
+        scope: &Scope,
     ) -> Option<OnIds> {
-        if let Some(c) = IdComparison::compile(expression, variables) {
+        if let Some(c) = IdComparison::compile(expression, variables, scope) {
             return Some(OnIds::Constant(c));
         }
         if let Some(c) = IntegerComparison::compile(expression, variables) {
@@ -130,7 +131,7 @@ impl Condition {
         let conjuncts = parts
             .into_iter()
             .map(|e| Conjunct {
-                on_ids: OnIds::compile(&ctx, &e, variables),
+                on_ids: OnIds::compile(&ctx, &e, variables, &scope),
                 general: RowEvaluator::new(ctx.clone(), e, variables.to_vec(), scope.clone()),
             })
             .collect();
@@ -180,15 +181,29 @@ fn split_and(expression: Expression, out: &mut Vec<Expression>) {
 }
 
 impl IdComparison {
-    fn compile(expression: &Expression, variables: &[Variable]) -> Option<IdComparison> {
+    /// The constant may also be a variable the scope binds and the rows do
+    /// not (an outer row's value in an EXISTS planned per row: `FILTER(?y
+    /// > ?py)`), as an ID of an inline number.
+    fn compile(
+        expression: &Expression,
+        variables: &[Variable],
+        scope: &Scope,
+    ) -> Option<IdComparison> {
         use Expression as E;
         let (a, b, accepts) = comparison(expression)?;
-        let (variable, literal, flipped) = match (a, b) {
-            (E::Variable(v), E::Literal(l)) => (v, l, false),
-            (E::Literal(l), E::Variable(v)) => (v, l, true),
+        let literal =
+            |l: &oxrdf::Literal| tern_index::inline::encode(l.value(), l.datatype().as_str());
+        let outer = |v: &Variable| match variables.contains(v) {
+            true => None,
+            false => scope.value(v),
+        };
+        let (variable, constant, flipped) = match (a, b) {
+            (E::Variable(v), E::Literal(l)) => (v, literal(l)?, false),
+            (E::Literal(l), E::Variable(v)) => (v, literal(l)?, true),
+            (E::Variable(v), E::Variable(w)) if outer(w).is_some() => (v, outer(w)?, false),
+            (E::Variable(w), E::Variable(v)) if outer(w).is_some() => (v, outer(w)?, true),
             _ => return None,
         };
-        let constant = tern_index::inline::encode(literal.value(), literal.datatype().as_str())?;
         // Doubles stay with the evaluator: NaN compares false with
         // everything and -0 equals 0, which ID order does not know.
         if !matches!(

@@ -170,22 +170,52 @@ impl IndexJoin {
                 other => other,
             })
         };
-        let mut order: Vec<usize> = (0..count).collect();
         let rank = |t: PatternTerm| match t {
             PatternTerm::Constant(id) => (0u8, id.0),
             PatternTerm::Variable(c) => (1, c as u64),
         };
-        order.sort_by_cached_key(|&r| key_of(&all[r * width..(r + 1) * width]).map(rank));
+        let keys: Vec<_> = (0..count)
+            .map(|r| key_of(all.get(r * width..(r + 1) * width).unwrap_or_default()).map(rank))
+            .collect();
+        // Rows of one binding must be one stretch of the cache. A scan of
+        // the pattern mostly gives them so already (the shared variable
+        // comes first in its permutation): then nothing is sorted or copied.
         self.found.clear();
-        self.found_rows.clear();
-        self.found_rows.reserve(all.len());
-        for r in order {
-            let row = &all[r * width..(r + 1) * width];
-            let key = (key_of(row), self.pattern.graph);
-            let start = self.found_rows.len() / width;
-            self.found_rows.extend_from_slice(row);
-            self.found.entry(key).or_insert((start, 0)).1 += 1;
+        if keys.is_sorted() {
+            self.found_rows = all;
+        } else {
+            let mut order: Vec<usize> = (0..count).collect();
+            order.sort_by_key(|&r| keys[r]);
+            self.found_rows.clear();
+            self.found_rows.reserve(all.len());
+            for &r in &order {
+                let row = all.get(r * width..(r + 1) * width).unwrap_or_default();
+                self.found_rows.extend_from_slice(row);
+            }
+            let sorted_keys = order.iter().map(|&r| keys[r]).collect();
+            return self.index_runs(sorted_keys);
         }
+        self.index_runs(keys)
+    }
+
+    /// Indexes the stretches of equal bindings of a lookup cache that holds
+    /// the whole pattern, `keys` being its rows' bindings in order.
+    fn index_runs(&mut self, keys: Vec<[(u8, u64); 3]>) -> Result<(), EngineError> {
+        let unrank = |(kind, value): (u8, u64)| match kind {
+            0 => PatternTerm::Constant(Id(value)),
+            _ => PatternTerm::Variable(value as usize),
+        };
+        let mut start = 0;
+        while start < keys.len() {
+            let len = keys[start..].partition_point(|k| *k == keys[start]);
+            let key = (keys[start].map(unrank), self.pattern.graph);
+            self.found.insert(key, (start, len));
+            start += len;
+        }
+        debug_assert_eq!(
+            self.found_rows.len(),
+            keys.len() * self.pattern_variables.len()
+        );
         self.complete = true;
         self.memory.set((self.found_rows.len() * 8) as u64)
     }
