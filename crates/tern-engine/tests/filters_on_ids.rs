@@ -33,6 +33,17 @@ fn values() -> Vec<String> {
     values
 }
 
+/// The operator that compares the other way round (`a < b` is `b > a`).
+fn flipped(op: &str) -> &str {
+    match op {
+        ">" => "<",
+        ">=" => "<=",
+        "<" => ">",
+        "<=" => ">=",
+        other => other,
+    }
+}
+
 #[test]
 fn id_comparisons_agree_with_the_evaluator() {
     let text: String = values()
@@ -61,13 +72,7 @@ fn id_comparisons_agree_with_the_evaluator() {
             let fast = run(&format!("?v {op} {constant}"));
             let general = run(&format!("(?v + 0) {op} {constant}"));
             assert_eq!(fast, general, "?v {op} {constant}");
-            let flipped_op = match op {
-                ">" => "<",
-                ">=" => "<=",
-                "<" => ">",
-                "<=" => ">=",
-                other => other,
-            };
+            let flipped_op = flipped(op);
             let flipped = run(&format!("{constant} {flipped_op} ?v"));
             assert_eq!(flipped, general, "{constant} {flipped_op} ?v");
             let both = run(&format!("?v {op} {constant} && ?v != 1"));
@@ -194,13 +199,7 @@ fn comparisons_with_an_outer_value_agree_with_the_evaluator() {
     for op in [">", ">=", "<", "<=", "="] {
         let general = run(&format!("COALESCE(?y) {op} ?w"));
         assert_eq!(run(&format!("?y {op} ?w")), general, "?y {op} ?w");
-        let flipped_op = match op {
-            ">" => "<",
-            ">=" => "<=",
-            "<" => ">",
-            "<=" => ">=",
-            other => other,
-        };
+        let flipped_op = flipped(op);
         assert_eq!(
             run(&format!("?w {flipped_op} ?y")),
             general,
