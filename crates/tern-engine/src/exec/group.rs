@@ -26,6 +26,11 @@ enum AggregateInput {
     /// COUNT(?v): the rows where this column is bound (`None`: a variable
     /// the input does not have, never bound).
     Bound(Option<usize>),
+    /// `AGG(DISTINCT ?v)` of a column: deduplicated on IDs, each new one
+    /// decoded once.
+    DistinctColumn(usize, MemoizedEvaluator),
+    /// `COUNT(DISTINCT ?v)` of a column: distinct bound IDs, none decoded.
+    DistinctCount(usize),
     Expression(MemoizedEvaluator),
 }
 
@@ -114,13 +119,33 @@ impl Group {
                         expr: Expression::Variable(v),
                         distinct: false,
                     } => AggregateInput::Bound(input_variables.iter().position(|i| i == v)),
-                    AggregateExpression::FunctionCall { expr, .. } => {
-                        AggregateInput::Expression(MemoizedEvaluator::new(
+                    AggregateExpression::FunctionCall {
+                        name: AggregateFunction::Count,
+                        expr: Expression::Variable(v),
+                        distinct: true,
+                    } if input_variables.contains(v) => AggregateInput::DistinctCount(
+                        input_variables
+                            .iter()
+                            .position(|i| i == v)
+                            .unwrap_or_default(),
+                    ),
+                    AggregateExpression::FunctionCall { expr, distinct, .. } => {
+                        let evaluator = MemoizedEvaluator::new(
                             ctx.clone(),
                             expr.clone(),
                             input_variables.clone(),
                             scope.clone(),
-                        ))
+                        );
+                        let column = match expr {
+                            Expression::Variable(v) if *distinct => {
+                                input_variables.iter().position(|i| i == v)
+                            }
+                            _ => None,
+                        };
+                        match column {
+                            Some(column) => AggregateInput::DistinctColumn(column, evaluator),
+                            None => AggregateInput::Expression(evaluator),
+                        }
                     }
                 };
                 (a, evaluator)
@@ -399,6 +424,12 @@ impl Group {
                 AggregateInput::EveryRow => acc.count_one(true),
                 AggregateInput::Bound(column) => {
                     acc.count_one(column.is_some_and(|c| row[c] != Id::UNDEFINED))
+                }
+                AggregateInput::DistinctCount(column) => acc.count_distinct_id(row[*column]),
+                AggregateInput::DistinctColumn(column, e) => {
+                    if acc.first_id(row[*column]) {
+                        acc.add_new(e.evaluate(row)?);
+                    }
                 }
                 AggregateInput::Expression(e) => acc.add(e.evaluate(row)?),
             }
