@@ -20,6 +20,7 @@
 //! remembers for each subset only how it was split; trees are built once,
 //! for the winner.
 
+use crate::exec::LOOKUP_CACHE_ROWS;
 use oxrdf::Variable;
 use std::sync::LazyLock;
 use tern_index::memo::Memo;
@@ -311,12 +312,21 @@ fn best_join(
     if let Some(i) = b_leaf {
         // The join's lookup cache answers repeated keys (19,575 articles
         // in 65 journals look up 65 titles): each distinct key is looked
-        // up, each row probes the cache.
-        let mut keys = 1.0f64;
+        // up, each row probes the cache. The cache holds a bounded number
+        // of pattern rows, though: when the keys' rows do not fit, it starts
+        // over and keys come back (citation triangles: 200K citations).
+        let (mut keys, mut keys_in_b) = (1.0f64, 1.0f64);
         for v in bits(a.vars & b.vars) {
             keys *= a.distinct[v].max(1.0);
+            keys_in_b *= b.distinct[v].max(1.0);
         }
-        let index_cost = a.cost + a.rows + keys.min(a.rows) * LOOKUP_COST + rows;
+        let keys = keys.min(a.rows);
+        let rows_per_key = b.rows / keys_in_b.min(b.rows).max(1.0);
+        let lookups = match keys * rows_per_key <= LOOKUP_CACHE_ROWS as f64 {
+            true => keys,
+            false => a.rows,
+        };
+        let index_cost = a.cost + a.rows + lookups * LOOKUP_COST + rows;
         if index_cost < best.1 {
             best = (JoinKind::Index(i), index_cost, rows, a.sorted);
         }
