@@ -7,11 +7,12 @@
 //! and last row, row count, byte ranges) is held in memory for binary search;
 //! block bytes are read through mmap and decoded on demand.
 
+mod block_search;
 pub mod codec;
 mod reader;
 mod writer;
 
-pub(crate) use reader::partition;
+pub(crate) use block_search::partition;
 pub use reader::{BlockCache, Lookup, PermutationReader, ScanIter, DEFAULT_BLOCK_CACHE_BYTES};
 pub use writer::PermutationWriter;
 

@@ -1,3 +1,4 @@
+use super::block_search::rows_between;
 use super::writer::{data_file, meta_file, BlockMeta, META_RECORD};
 use super::{codec, Batch, Permutation, Row};
 use crate::block_file::BlockFile;
@@ -5,7 +6,6 @@ use crate::error::{IndexError, IoContext, Result};
 use crate::memo::Memo;
 use crate::Id;
 use rustc_hash::FxHashMap;
-use std::cmp::Ordering;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -322,80 +322,6 @@ impl PermutationReader {
         debug_assert_eq!(columns[0].len(), n);
         Ok(rows_between(&columns, lo, hi).len() as u64)
     }
-}
-
-/// Index of the first `i` in `0..n` for which `pred` is false (`pred` must be
-/// true then false over the range).
-pub(crate) fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        if pred(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
-}
-
-/// The rows `i` of a decoded block with `lo <= row i <= hi`, on the first
-/// `lo.len()` columns. While `lo` and `hi` agree on a column, the range
-/// narrows to the rows holding that value by a search of that column alone
-/// (none when the range's first and last rows have it): an index join's
-/// lookup binds all but one or two columns, and searching the four column
-/// arrays row by row cost it a cache miss per column per probe.
-pub(crate) fn rows_between(columns: &[Vec<u64>], lo: &[u64], hi: &[u64]) -> Range<usize> {
-    let (mut start, mut end) = (0, columns.first().map_or(0, Vec::len));
-    let mut c = 0;
-    while c < lo.len() && lo[c] == hi[c] && start < end {
-        let (column, value) = (&columns[c][start..end], lo[c]);
-        if column[0] != value || column[column.len() - 1] != value {
-            let first = partition(column.len(), |i| column[i] < value);
-            let past = first + gallop(&column[first..], |x| x <= value);
-            end = start + past;
-            start += first;
-        }
-        c += 1;
-    }
-    if c == lo.len() || start >= end {
-        return start..end.max(start);
-    }
-    // The rows in range agree with `lo` and `hi` before column `c`.
-    let rest = &columns[c..];
-    let n = end - start;
-    let first = partition(n, |i| compare_row(rest, start + i, &lo[c..]).is_lt());
-    let past = first
-        + partition(n - first, |i| {
-            compare_row(rest, start + first + i, &hi[c..]).is_le()
-        });
-    start + first..start + past
-}
-
-/// Index of the first `x` of `values` for which `pred` is false (true
-/// then false over the slice), searched from the start by doubling steps:
-/// a lookup's run of equal values is mostly a row or a few, found in the
-/// cache lines next to where the run starts.
-fn gallop(values: &[u64], pred: impl Fn(u64) -> bool) -> usize {
-    let mut step = 1;
-    let mut known_true = 0;
-    while known_true + step < values.len() && pred(values[known_true + step - 1]) {
-        known_true += step;
-        step *= 2;
-    }
-    let upper = (known_true + step).min(values.len());
-    known_true + partition(upper - known_true, |i| pred(values[known_true + i]))
-}
-
-/// Row `i` of a block's columns against `key`, on the first `key.len()`
-/// columns.
-fn compare_row(columns: &[Vec<u64>], i: usize, key: &[u64]) -> Ordering {
-    columns
-        .iter()
-        .zip(key)
-        .map(|(c, k)| c[i].cmp(k))
-        .find(|o| o.is_ne())
-        .unwrap_or(Ordering::Equal)
 }
 
 /// Finds the rows of many small ranges one after another, as an index join
