@@ -209,3 +209,40 @@ fn comparisons_with_an_outer_value_agree_with_the_evaluator() {
     }
     assert!(matched > 100, "the comparisons select pairs ({matched})");
 }
+
+/// `sameTerm` of two variables is decided on IDs (one term, one ID): it
+/// must agree with the general evaluator (forced by `COALESCE`) on equal
+/// values of different terms (`1` and `01`), on IRIs and literals, and on
+/// unbound values (an error: no row passes, negated or not).
+#[test]
+fn same_term_of_two_columns_agrees_with_the_evaluator() {
+    let values = values();
+    let text: String = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let mut line = format!("<http://example.org/s{i}> <http://example.org/v> {v} .\n");
+            if i % 3 > 0 {
+                line += &format!("<http://example.org/s{i}> <http://example.org/w> {v} .\n");
+            }
+            line
+        })
+        .collect();
+    let (_tmp, engine) = common::engine_over("same.nt", &text, EngineOptions::default());
+    let run = |filter: &str| -> usize {
+        let query = format!(
+            "SELECT * WHERE {{ ?s <http://example.org/v> ?a . ?t <http://example.org/v> ?x \
+             OPTIONAL {{ ?t <http://example.org/w> ?b }} FILTER({filter}) }}"
+        );
+        let QueryOutcome::Solutions { rows, .. } = engine.query(&query, None).unwrap() else {
+            panic!("SELECT gives solutions");
+        };
+        rows.count()
+    };
+    for negated in ["", "!"] {
+        let fast = run(&format!("{negated}sameTerm(?a, ?b)"));
+        let general = run(&format!("{negated}sameTerm(COALESCE(?a), ?b)"));
+        assert_eq!(fast, general, "{negated}sameTerm");
+        assert!(fast > 0, "{negated}sameTerm selects rows");
+    }
+}

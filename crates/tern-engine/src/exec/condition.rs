@@ -6,7 +6,8 @@
 //!   inline integer;
 //! - integer arithmetic over columns ([`IntegerComparison`]);
 //! - a variable (not) equal to an IRI: every term has one ID, and an IRI is
-//!   `=` to exactly itself (to a literal it is unequal, not an error).
+//!   `=` to exactly itself (to a literal it is unequal, not an error);
+//! - `sameTerm` of two variables: equal IDs are the same term.
 //!
 //! Rows with any other value (a number of another type, a string, an
 //! unbound variable) go through the general evaluator, which implements
@@ -41,6 +42,7 @@ enum OnIds {
     Constant(IdComparison),
     Integers(IntegerComparison),
     Iri(IriEquality),
+    SameTerm(SameTermOfColumns),
 }
 
 impl OnIds {
@@ -56,6 +58,9 @@ impl OnIds {
         if let Some(c) = IntegerComparison::compile(expression, variables) {
             return Some(OnIds::Integers(c));
         }
+        if let Some(c) = SameTermOfColumns::compile(expression, variables) {
+            return Some(OnIds::SameTerm(c));
+        }
         IriEquality::compile(ctx, expression, variables).map(OnIds::Iri)
     }
 
@@ -64,6 +69,7 @@ impl OnIds {
             OnIds::Constant(c) => c.decide(row),
             OnIds::Integers(c) => c.decide(row),
             OnIds::Iri(c) => c.decide(row),
+            OnIds::SameTerm(c) => c.decide(row),
         }
     }
 }
@@ -107,6 +113,41 @@ impl IriEquality {
     fn decide(&self, row: &[Id]) -> Option<bool> {
         let value = row[self.column];
         (value != Id::UNDEFINED).then_some((value == self.iri) != self.negated)
+    }
+}
+
+/// `sameTerm(?a, ?b)` of two columns, or its negation (the path rewrite's
+/// `!sameTerm(?d, ?x)` of a zero-or-one path): one term has one ID, so
+/// equal IDs are the same term.
+struct SameTermOfColumns {
+    columns: (usize, usize),
+    negated: bool,
+}
+
+impl SameTermOfColumns {
+    fn compile(expression: &Expression, variables: &[Variable]) -> Option<SameTermOfColumns> {
+        use Expression as E;
+        let (expression, negated) = match expression {
+            E::Not(inner) => (inner.as_ref(), true),
+            other => (other, false),
+        };
+        let E::SameTerm(a, b) = expression else {
+            return None;
+        };
+        let (E::Variable(a), E::Variable(b)) = (a.as_ref(), b.as_ref()) else {
+            return None;
+        };
+        let column = |v: &Variable| variables.iter().position(|x| x == v);
+        Some(SameTermOfColumns {
+            columns: (column(a)?, column(b)?),
+            negated,
+        })
+    }
+
+    /// Unbound values are the evaluator's (an error).
+    fn decide(&self, row: &[Id]) -> Option<bool> {
+        let (a, b) = (row[self.columns.0], row[self.columns.1]);
+        (a != Id::UNDEFINED && b != Id::UNDEFINED).then_some((a == b) != self.negated)
     }
 }
 
