@@ -13,8 +13,9 @@ pub struct CacheArgs {
     #[arg(long, value_parser = parse_size, default_value = "64M")]
     vocab_cache: u64,
     /// Memory for decoded permutation blocks (one budget for the six
-    /// permutations), e.g. 256M. Index joins probe them row by row; a long
-    /// scan keeps only its first two blocks, so exports do not fill it.
+    /// permutations), e.g. 256M. Index joins probe them row by row; a scan
+    /// of up to a sixteenth of it keeps all its blocks, a longer one only
+    /// its first two, so exports do not fill it.
     #[arg(long, value_parser = parse_size, default_value = "96M")]
     block_cache: u64,
 }
