@@ -39,6 +39,11 @@ TRIPLES = 30_000  # about eight pages of 4096 rows
 # The shortest quantum: a page is then one batch of rows (4096) in debug and
 # release builds alike.
 QUANTUM = "100us"
+# The paged-query test asks for pages of one row: a page then ends with
+# the batch being written (up to 16,384 rows more, README), so however fast
+# the engine, PAGED_SUBJECTS rows take more pages than INTERLEAVED holds.
+PAGE_ROWS = "1"
+PAGED_SUBJECTS = 60_000
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +52,17 @@ def iso_nt(workdir):
     path = workdir / "isolation.nt"
     with open(path, "w") as f:
         for i in range(TRIPLES):
+            f.write(f"<{E}s{i:05d}> <{E}n> \"{i}\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n")
+            f.write(f"<{E}s{i:05d}> <{E}group> <{E}g{i % 7}> .\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def paged_nt(workdir):
+    """PAGED_SUBJECTS subjects with a number and a group each."""
+    path = workdir / "isolation-paged.nt"
+    with open(path, "w") as f:
+        for i in range(PAGED_SUBJECTS):
             f.write(f"<{E}s{i:05d}> <{E}n> \"{i}\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n")
             f.write(f"<{E}s{i:05d}> <{E}group> <{E}g{i % 7}> .\n")
     return path
@@ -195,7 +211,7 @@ def interleave(s: Writable, step: int) -> str:
 @pytest.mark.parametrize("resume", ["parked", "token"])
 @pytest.mark.parametrize("name", sorted(PAGED_QUERIES))
 def test_paged_query_reads_its_snapshot_across_updates_and_compaction(
-    workdir, iso_nt, name, resume
+    workdir, paged_nt, name, resume
 ):
     """Pages resumed the usual way continue the query parked on the server;
     with `resume="token"` every token is sent twice and the second answer
@@ -203,11 +219,14 @@ def test_paged_query_reads_its_snapshot_across_updates_and_compaction(
     each time after more updates (and, later, over the base from before
     the compaction)."""
     query = PAGED_QUERIES[name]
-    s = Writable(fresh_index(workdir, f"iso-paged-{name}", str(iso_nt)))
+    s = Writable(fresh_index(workdir, f"iso-paged-{name}", str(paged_nt)))
     try:
         whole = canonical(page(s.url, {"query": query}, "60s"))
         got, tokens, done = [], [], []
-        r = page(s.url, {"query": query}, QUANTUM)
+        # Pages end at a quantum or at PAGE_ROWS rows, whichever comes
+        # first: a query fast enough to finish in a few quanta still takes
+        # more pages than there are updates to interleave.
+        r = page(s.url, {"query": query, "page-rows": PAGE_ROWS}, QUANTUM)
         while True:
             got += canonical(r)
             token = r.headers.get("tern-next")
@@ -215,9 +234,9 @@ def test_paged_query_reads_its_snapshot_across_updates_and_compaction(
                 break
             tokens.append((token, len(got)))
             done.append(interleave(s, len(tokens) - 1))
-            r = page(s.url, {"next": token}, QUANTUM)
+            r = page(s.url, {"next": token, "page-rows": PAGE_ROWS}, QUANTUM)
             if resume == "token":
-                r = page(s.url, {"next": token}, QUANTUM)
+                r = page(s.url, {"next": token, "page-rows": PAGE_ROWS}, QUANTUM)
             assert r.headers["tern-resumed-from"] == resume
             assert int(r.headers["tern-rows-before"]) == len(got)
         assert len(tokens) >= len(INTERLEAVED), "the query should take more pages than that"
