@@ -120,16 +120,10 @@ impl Group {
                         distinct: false,
                     } => AggregateInput::Bound(input_variables.iter().position(|i| i == v)),
                     AggregateExpression::FunctionCall {
-                        name: AggregateFunction::Count,
-                        expr: Expression::Variable(v),
-                        distinct: true,
-                    } if input_variables.contains(v) => AggregateInput::DistinctCount(
-                        input_variables
-                            .iter()
-                            .position(|i| i == v)
-                            .unwrap_or_default(),
-                    ),
-                    AggregateExpression::FunctionCall { expr, distinct, .. } => {
+                        name,
+                        expr,
+                        distinct,
+                    } => {
                         let evaluator = MemoizedEvaluator::new(
                             ctx.clone(),
                             expr.clone(),
@@ -142,9 +136,12 @@ impl Group {
                             }
                             _ => None,
                         };
-                        match column {
-                            Some(column) => AggregateInput::DistinctColumn(column, evaluator),
-                            None => AggregateInput::Expression(evaluator),
+                        match (column, name) {
+                            (Some(column), AggregateFunction::Count) => {
+                                AggregateInput::DistinctCount(column)
+                            }
+                            (Some(column), _) => AggregateInput::DistinctColumn(column, evaluator),
+                            (None, _) => AggregateInput::Expression(evaluator),
                         }
                     }
                 };

@@ -81,7 +81,7 @@ const MOST_ROWS_READ_EARLY: u64 = 1 << 20;
 /// Lookups between two checks for cancellation.
 const LOOKUPS_PER_CHECK: usize = 64;
 /// Pattern rows the lookup cache keeps before it starts over.
-pub const CACHED_ROWS: usize = 1 << 16;
+pub const LOOKUP_CACHE_ROWS: usize = 1 << 16;
 /// Left rows joined before a batch with some rows is handed on.
 const LEFT_ROWS_PER_BATCH: usize = 4096;
 
@@ -387,7 +387,8 @@ impl Operator for IndexJoin {
                     continue;
                 }
                 None => {
-                    if self.found_rows.len() > CACHED_ROWS * pattern_width.max(1) && !self.complete
+                    if self.found_rows.len() > LOOKUP_CACHE_ROWS * pattern_width.max(1)
+                        && !self.complete
                     {
                         self.found.clear();
                         self.found_rows.clear();

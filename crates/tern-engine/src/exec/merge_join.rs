@@ -263,6 +263,8 @@ impl Operator for MergeJoin {
 }
 
 impl MergeJoin {
+    /// Joins rows into `out` until it holds what the ramp allows, an input
+    /// ends or pauses, or the turn is over (an empty batch says so).
     fn join_until_full(&mut self, mut out: Batch) -> Result<Option<Batch>, EngineError> {
         let mut steps = 0usize;
         while out.len < self.ramp.limit() {

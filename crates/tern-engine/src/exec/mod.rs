@@ -60,7 +60,7 @@ pub use filter::Filter;
 pub use flat_rows::FlatRows;
 pub use group::Group;
 pub use hash_join::HashJoin;
-pub use index_join::{IndexJoin, CACHED_ROWS as LOOKUP_CACHE_ROWS};
+pub use index_join::{IndexJoin, LOOKUP_CACHE_ROWS};
 pub use join_inputs::{EmptyBuild, JoinInputs};
 pub use left_join::LeftJoin;
 pub use measured::Measured;
