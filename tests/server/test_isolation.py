@@ -46,26 +46,23 @@ PAGE_ROWS = "1"
 PAGED_SUBJECTS = 60_000
 
 
-@pytest.fixture(scope="module")
-def iso_nt(workdir):
-    """TRIPLES subjects with a number and a group each."""
-    path = workdir / "isolation.nt"
+def write_subjects(path, count: int):
+    """`count` subjects with a number and a group each."""
     with open(path, "w") as f:
-        for i in range(TRIPLES):
+        for i in range(count):
             f.write(f"<{E}s{i:05d}> <{E}n> \"{i}\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n")
             f.write(f"<{E}s{i:05d}> <{E}group> <{E}g{i % 7}> .\n")
     return path
+
+
+@pytest.fixture(scope="module")
+def iso_nt(workdir):
+    return write_subjects(workdir / "isolation.nt", TRIPLES)
 
 
 @pytest.fixture(scope="module")
 def paged_nt(workdir):
-    """PAGED_SUBJECTS subjects with a number and a group each."""
-    path = workdir / "isolation-paged.nt"
-    with open(path, "w") as f:
-        for i in range(PAGED_SUBJECTS):
-            f.write(f"<{E}s{i:05d}> <{E}n> \"{i}\"^^<http://www.w3.org/2001/XMLSchema#integer> .\n")
-            f.write(f"<{E}s{i:05d}> <{E}group> <{E}g{i % 7}> .\n")
-    return path
+    return write_subjects(workdir / "isolation-paged.nt", PAGED_SUBJECTS)
 
 
 @pytest.fixture(scope="module")

@@ -224,6 +224,15 @@ fn binds_remember_their_values_per_input() {
     assert_eq!(common::short(&row[0]), "3");
 }
 
+/// The lookups of a plan's first IndexJoin (shown where scans show blocks).
+fn index_join_lookups(plan: &str) -> u64 {
+    plan.lines()
+        .find(|l| l.contains("IndexJoin"))
+        .and_then(|l| l.split("blocks ").nth(1))
+        .and_then(|n| n.trim_end_matches(']').parse().ok())
+        .unwrap_or_else(|| panic!("{plan}"))
+}
+
 #[test]
 fn ask_reads_by_lookups_and_a_long_run_of_lookups_reads_the_pattern_whole() {
     // 4,000 subjects with ex:p, the first 3,000 with ex:q too.
@@ -258,12 +267,7 @@ fn ask_reads_by_lookups_and_a_long_run_of_lookups_reads_the_pattern_whole() {
         !plan.contains("HashJoin") && !plan.contains("MergeJoin"),
         "{plan}"
     );
-    let lookups: u64 = plan
-        .lines()
-        .find(|l| l.contains("IndexJoin"))
-        .and_then(|l| l.split("blocks ").nth(1))
-        .and_then(|n| n.trim_end_matches(']').parse().ok())
-        .unwrap_or_else(|| panic!("{plan}"));
+    let lookups = index_join_lookups(&plan);
     assert!(lookups < 3000, "{plan}");
 }
 
@@ -286,12 +290,7 @@ fn an_ask_expected_to_read_on_reads_the_pattern_whole_early() {
     let execution = engine.execute(text, &QueryRequest::default()).unwrap();
     assert!(matches!(execution.outcome, QueryOutcome::Boolean(false)));
     let plan = common::plan_text(&engine, text);
-    let lookups: u64 = plan
-        .lines()
-        .find(|l| l.contains("IndexJoin"))
-        .and_then(|l| l.split("blocks ").nth(1))
-        .and_then(|n| n.trim_end_matches(']').parse().ok())
-        .unwrap_or_else(|| panic!("{plan}"));
+    let lookups = index_join_lookups(&plan);
     // Without the estimate it would switch after 2,500 (5,000 / 2).
     assert!(lookups < 1000, "{plan}");
 }

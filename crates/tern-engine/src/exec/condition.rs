@@ -232,17 +232,15 @@ impl IdComparison {
     ) -> Option<IdComparison> {
         use Expression as E;
         let (a, b, accepts) = comparison(expression)?;
-        let literal =
-            |l: &oxrdf::Literal| tern_index::inline::encode(l.value(), l.datatype().as_str());
-        let outer = |v: &Variable| match variables.contains(v) {
-            true => None,
-            false => scope.value(v),
+        // A literal, or a variable the rows do not have and the scope binds.
+        let constant_of = |e: &Expression| match e {
+            E::Literal(l) => tern_index::inline::encode(l.value(), l.datatype().as_str()),
+            E::Variable(v) if !variables.contains(v) => scope.value(v),
+            _ => None,
         };
-        let (variable, constant, flipped) = match (a, b) {
-            (E::Variable(v), E::Literal(l)) => (v, literal(l)?, false),
-            (E::Literal(l), E::Variable(v)) => (v, literal(l)?, true),
-            (E::Variable(v), E::Variable(w)) if outer(w).is_some() => (v, outer(w)?, false),
-            (E::Variable(w), E::Variable(v)) if outer(w).is_some() => (v, outer(w)?, true),
+        let (variable, constant, flipped) = match (a, b, constant_of(a), constant_of(b)) {
+            (E::Variable(v), _, _, Some(constant)) => (v, constant, false),
+            (_, E::Variable(v), Some(constant), _) => (v, constant, true),
             _ => return None,
         };
         // Doubles stay with the evaluator: NaN compares false with

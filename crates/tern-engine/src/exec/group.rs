@@ -166,13 +166,15 @@ impl Group {
     fn accumulators(&self) -> Vec<Accumulator> {
         self.aggregates
             .iter()
-            .map(|(a, _)| match a {
+            .map(|(a, input)| match a {
                 AggregateExpression::CountSolutions { distinct } => {
                     Accumulator::count_star(*distinct)
                 }
-                AggregateExpression::FunctionCall { name, distinct, .. } => {
-                    Accumulator::new(name, *distinct)
-                }
+                // A column's DISTINCT is done on IDs (`Accumulator::first_id`).
+                AggregateExpression::FunctionCall { name, distinct, .. } => Accumulator::new(
+                    name,
+                    *distinct && matches!(input, AggregateInput::Expression(_)),
+                ),
             })
             .collect()
     }
@@ -425,7 +427,7 @@ impl Group {
                 AggregateInput::DistinctCount(column) => acc.count_distinct_id(row[*column]),
                 AggregateInput::DistinctColumn(column, e) => {
                     if acc.first_id(row[*column]) {
-                        acc.add_new(e.evaluate(row)?);
+                        acc.add(e.evaluate(row)?);
                     }
                 }
                 AggregateInput::Expression(e) => acc.add(e.evaluate(row)?),

@@ -55,8 +55,8 @@ pub struct IndexJoin {
     /// the first rows will be read (a LIMIT above), so it stops looking up
     /// early.
     ramp: BatchRamp,
-    /// The pattern's rows, once counted (for the switch to reading it whole).
-    pattern_rows: Option<u64>,
+    /// Lookups after which the pattern is read whole, once worked out.
+    switch_after: Option<u64>,
     /// Whether the lookup cache holds the whole pattern: a binding it does
     /// not have has no match.
     complete: bool,
@@ -112,7 +112,7 @@ impl IndexJoin {
             readers: Default::default(),
             lookups: Arc::default(),
             ramp: BatchRamp::default(),
-            pattern_rows: None,
+            switch_after: None,
             complete: false,
             existence: None,
         }
@@ -147,12 +147,24 @@ impl IndexJoin {
             return Ok(false);
         }
         let lookups = self.lookups.load(Ordering::Relaxed);
-        let rows = match self.pattern_rows {
-            Some(rows) => rows,
-            None => *self
-                .pattern_rows
-                .insert(Scan::estimate(&self.ctx, &self.pattern)?),
+        let switch_after = match self.switch_after {
+            Some(lookups) => lookups,
+            None => {
+                let lookups = self.lookups_before_reading_whole()?;
+                *self.switch_after.insert(lookups)
+            }
         };
+        Ok(lookups >= switch_after)
+    }
+
+    /// After how many lookups reading the pattern whole is cheaper (never,
+    /// `u64::MAX`, for a pattern too large to hold): worked out once, from
+    /// the pattern's rows and the planner's estimate of the left input.
+    fn lookups_before_reading_whole(&self) -> Result<u64, EngineError> {
+        let rows = Scan::estimate(&self.ctx, &self.pattern)?;
+        if rows > MOST_ROWS_READ_WHOLE {
+            return Ok(u64::MAX);
+        }
         // When the planner expects the left input to outlast the lookups
         // worth doing, the switch comes sooner: a plan for the first rows
         // (ASK, LIMIT) that finds none early reads on to the end, and its
@@ -162,7 +174,7 @@ impl IndexJoin {
             true if rows <= MOST_ROWS_READ_EARLY => LOOKUP_COST * EARLY_SWITCH,
             _ => LOOKUP_COST,
         };
-        Ok(rows <= MOST_ROWS_READ_WHOLE && lookups.saturating_mul(divisor) >= rows)
+        Ok(rows.div_ceil(divisor))
     }
 
     /// Whether a bound pattern has a value for every shared variable (a
@@ -186,12 +198,8 @@ impl IndexJoin {
                 other => other,
             })
         };
-        let rank = |t: PatternTerm| match t {
-            PatternTerm::Constant(id) => (0u8, id.0),
-            PatternTerm::Variable(c) => (1, c as u64),
-        };
-        let keys: Vec<_> = (0..count)
-            .map(|r| key_of(all.get(r * width..(r + 1) * width).unwrap_or_default()).map(rank))
+        let keys: Vec<[PatternTerm; 3]> = (0..count)
+            .map(|r| key_of(all.get(r * width..(r + 1) * width).unwrap_or_default()))
             .collect();
         // Rows of one binding must be one stretch of the cache. A scan of
         // the pattern mostly gives them so already (the shared variable
@@ -216,15 +224,11 @@ impl IndexJoin {
 
     /// Indexes the stretches of equal bindings of a lookup cache that holds
     /// the whole pattern, `keys` being its rows' bindings in order.
-    fn index_runs(&mut self, keys: Vec<[(u8, u64); 3]>) -> Result<(), EngineError> {
-        let unrank = |(kind, value): (u8, u64)| match kind {
-            0 => PatternTerm::Constant(Id(value)),
-            _ => PatternTerm::Variable(value as usize),
-        };
+    fn index_runs(&mut self, keys: Vec<[PatternTerm; 3]>) -> Result<(), EngineError> {
         let mut start = 0;
         while start < keys.len() {
             let len = keys[start..].partition_point(|k| *k == keys[start]);
-            let key = (keys[start].map(unrank), self.pattern.graph);
+            let key = (keys[start], self.pattern.graph);
             self.found.insert(key, (start, len));
             start += len;
         }

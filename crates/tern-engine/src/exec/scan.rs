@@ -15,8 +15,9 @@ use std::sync::Arc;
 use tern_index::Id;
 use tern_index::MergedScan;
 
-/// One position of a triple pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// One position of a triple pattern (ordered constants first, then
+/// variables: the lookup cache sorts bindings by it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PatternTerm {
     Constant(Id),
     /// A variable, given as its output column.
@@ -207,11 +208,12 @@ impl Operator for Scan {
                     let quad = self.pattern.perm.quad_of(row);
                     [quad[0], quad[1], quad[2]]
                 };
+                let merges = self.merges_graphs();
                 if !rows.is_empty()
                     && rows.columns[3].iter().all(|g| *g == Id::DEFAULT_GRAPH)
-                    && self.last_triple != Some(triple(rows.row(0)))
+                    && !(merges && self.last_triple == Some(triple(rows.row(0))))
                 {
-                    if self.merges_graphs() {
+                    if merges {
                         self.last_triple = Some(triple(rows.row(rows.len() - 1)));
                     }
                     let len = rows.len();
