@@ -33,23 +33,14 @@ def geomean(values):
     return math.exp(sum(map(math.log, values)) / len(values)) if values else None
 
 
-def timed(run, runs):
-    times = []
-    rows = None
-    for _ in range(runs):
-        started = time.perf_counter()
-        rows = run()
-        times.append((time.perf_counter() - started) * 1e3)
-    return statistics.median(times), rows
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tern-index", type=Path, default=DEFAULT_DATA / "http-bench/tern-bsbm-1m")
     ap.add_argument("--oxigraph-store", type=Path, default=DEFAULT_DATA / "http-bench/oxigraph-bsbm-1m")
     ap.add_argument("--queries", type=Path, default=SHARED / "datasets/bsbm-1m/queries-explore")
     ap.add_argument("--mixes", type=int, default=4, help="explore mixes (mix0001...) to run")
-    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--runs", type=int, default=5, help="runs of each query per engine and round")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds interleaving the engines; medians are over all runs")
     ap.add_argument("--tern", type=Path, default=DEFAULT_TERN)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
@@ -67,39 +58,54 @@ def main():
         list(index.query(text)) if not text.lstrip().upper().startswith("ASK") else index.query(text)
         list(store.query(text)) if "ASK" not in text.upper().split("{")[0] else store.query(text)
 
-    # The Rust engine in-process, on the same index, the same files.
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "rust.jsonl"
-        subprocess.run([str(args.tern), "bench-queries", "--index", str(args.tern_index), "--runs", str(args.runs),
-                        *sum((["--warmup", str(f)] for f in sorted((args.queries / "mix0000").glob("*.rq"))), []),
-                        "--json", str(out), *map(str, files)], check=True, capture_output=True)
-        rust = {json.loads(line)["file"]: json.loads(line) for line in out.read_text().splitlines()}
+    def rust_round():
+        """One run of the Rust engine in-process over every file: the
+        times of each file's runs, and its row count."""
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "rust.jsonl"
+            subprocess.run([str(args.tern), "bench-queries", "--index", str(args.tern_index), "--runs", str(args.runs),
+                            *sum((["--warmup", str(f)] for f in sorted((args.queries / "mix0000").glob("*.rq"))), []),
+                            "--json", str(out), *map(str, files)], check=True, capture_output=True)
+            return {json.loads(line)["file"]: json.loads(line) for line in out.read_text().splitlines()}
+
+    def run_tern(text):
+        r = index.query(text)
+        return 1 if isinstance(r, bool) else len(list(r))
+
+    def run_oxigraph(text):
+        r = store.query(text)
+        if isinstance(r, bool):
+            return 1
+        if isinstance(r, pyoxigraph.QuerySolutions):
+            return len([tuple(s) for s in r])
+        return len(list(r))
+
+    # Rounds interleave the engines, so that a noisy minute on this shared
+    # machine falls on all of them: each round runs the Rust engine (its own
+    # process) over every file, then the two Python engines file by file.
+    times = {str(f): {"rust": [], "embedded": [], "pyoxigraph": []} for f in files}
+    rows = {str(f): {} for f in files}
+    for _ in range(args.rounds):
+        for name, record in rust_round().items():
+            times[name]["rust"] += record.get("runs_ms") or []
+            rows[name]["rust"] = record.get("rows")
+        for f in files:
+            text = f.read_text()
+            for engine, run in (("embedded", run_tern), ("pyoxigraph", run_oxigraph)):
+                for _ in range(args.runs):
+                    started = time.perf_counter()
+                    rows[str(f)][engine] = run(text)
+                    times[str(f)][engine].append((time.perf_counter() - started) * 1e3)
 
     records = []
     for f in files:
-        text = f.read_text()
-
-        def run_tern():
-            r = index.query(text)
-            return 1 if isinstance(r, bool) else len(list(r))
-
-        def run_oxigraph():
-            r = store.query(text)
-            if isinstance(r, bool):
-                return 1
-            if isinstance(r, pyoxigraph.QuerySolutions):
-                return len([tuple(s) for s in r])
-            return len(list(r))
-
-        tern_ms, tern_rows = timed(run_tern, args.runs)
-        ox_ms, ox_rows = timed(run_oxigraph, args.runs)
-        r = rust.get(str(f)) or {}
+        t = times[str(f)]
         records.append({
             "query": f"{f.parent.name}/{f.name}",
-            "rust_in_process_ms": r.get("median_ms"),
-            "python_embedded_ms": tern_ms,
-            "pyoxigraph_ms": ox_ms,
-            "rows": {"rust": r.get("rows"), "embedded": tern_rows, "pyoxigraph": ox_rows},
+            "rust_in_process_ms": statistics.median(t["rust"]) if t["rust"] else None,
+            "python_embedded_ms": statistics.median(t["embedded"]),
+            "pyoxigraph_ms": statistics.median(t["pyoxigraph"]),
+            "rows": rows[str(f)],
         })
     speed_vs_rust = geomean([rec["rust_in_process_ms"] / rec["python_embedded_ms"] for rec in records if rec["rust_in_process_ms"]])
     vs_pyoxigraph = geomean([rec["pyoxigraph_ms"] / rec["python_embedded_ms"] for rec in records])
@@ -122,6 +128,7 @@ def main():
         "machine": machine(),
         "pyoxigraph": pyoxigraph.__version__,
         "runs": args.runs,
+        "rounds": args.rounds,
         "queries": len(records),
         "embedded_over_rust_speed_geomean": speed_vs_rust,
         "embedded_over_pyoxigraph_speed_geomean": vs_pyoxigraph,

@@ -17,7 +17,8 @@ except ImportError as e:  # never skipped: a missing build is a failure
         "(cd crates/tern-python && maturin develop)"
     ) from e
 
-from tern_client import IRI, Literal, SolutionResult  # noqa: E402
+from tern_client import IRI, BNode, Literal, SolutionResult  # noqa: E402
+from tern_client.ntriples import Triple  # noqa: E402
 
 QUERIES = [
     "SELECT * WHERE { ?s ?p ?o }",
@@ -99,3 +100,38 @@ def test_load_builds_an_index_and_errors_are_raised(tmp_path):
         index.select("SELECT * WHERE { ?s ?p }")
     with pytest.raises(OSError):
         tern.Index(str(tmp_path / "nowhere"))
+
+
+def test_terms_made_by_the_extension_are_the_clients_terms(tmp_path):
+    """The extension makes terms without running their constructors (it
+    sets their slots): each must equal, hash, print and convert like the
+    term the client's constructor makes, stay immutable, and triples must
+    be the client's named tuples."""
+    data = tmp_path / "kinds.ttl"
+    data.write_text(
+        '@prefix ex: <http://example.org/> .\n'
+        'ex:s ex:p "plain", "Tagged"@EN-gb, "7"^^<http://www.w3.org/2001/XMLSchema#integer>, '
+        '"x"^^ex:custom, _:b1, ex:o .\n'
+    )
+    tern.load(str(tmp_path / "kinds"), [str(data)])
+    index = tern.Index(str(tmp_path / "kinds"))
+    made = [row["o"] for row in index.select("SELECT ?o WHERE { ?s ?p ?o }")]
+    expected = [
+        Literal("plain"),
+        Literal("Tagged", lang="en-GB"),
+        Literal("7", "http://www.w3.org/2001/XMLSchema#integer"),
+        Literal("x", "http://example.org/custom"),
+        IRI("http://example.org/o"),
+    ]
+    for want in expected:
+        got = next(t for t in made if t == want)
+        assert type(got) is type(want) and hash(got) == hash(want) and repr(got) == repr(want)
+        assert got.n3() == want.n3() and got.to_python() == want.to_python() and str(got) == str(want)
+    blank = next(t for t in made if isinstance(t, BNode))
+    assert blank == BNode(blank.value) and blank.n3() == "_:" + blank.value
+    assert len(set(made)) == 6
+    with pytest.raises(AttributeError):
+        made[0].value = "changed"
+    triples = list(index.construct("CONSTRUCT WHERE { ?s ?p ?o }"))
+    assert all(isinstance(t, Triple) for t in triples) and len(triples) == 6
+    assert {t.object for t in triples} == set(made) and triples[0].predicate == IRI("http://example.org/p")

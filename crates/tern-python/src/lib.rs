@@ -4,10 +4,10 @@
 //! client's terms and result iterators, so both ways of using Tern give
 //! the same objects. The GIL is released while the engine works.
 
-use oxrdf::{Term, Triple};
+use oxrdf::Term;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple, PyType};
 use std::path::PathBuf;
 use std::sync::Arc;
 use tern_engine::{Engine, EngineOptions, QueryOutcome, SolutionStream, TripleStream};
@@ -32,22 +32,53 @@ impl Index {
         })
     }
 
-    /// Starts a query; its results are read with `Query.next_rows`.
-    fn execute(&self, py: Python<'_>, sparql: &str) -> PyResult<Query> {
+    /// Starts a query and reads its first `n` items in the same call
+    /// (one crossing into the engine for a small result): returns the
+    /// running query, its form ("select", "graph" or "ask"), the SELECT's
+    /// variable names or the ASK's answer, and the first page (rows as
+    /// dicts, triples; see `next_dicts`, `next_triples`).
+    fn start<'py>(
+        &self,
+        py: Python<'py>,
+        sparql: &str,
+        n: usize,
+        classes: &TermClasses,
+    ) -> PyResult<(Query, &'static str, Bound<'py, PyAny>, Bound<'py, PyList>)> {
         let engine = self.engine.clone();
-        let outcome = py
-            .detach(|| engine.query(sparql, None))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(Query {
-            state: std::sync::Mutex::new(match outcome {
-                QueryOutcome::Solutions { variables, rows } => State::Solutions {
-                    variables: variables.iter().map(|v| v.as_str().to_owned()).collect(),
-                    rows,
-                },
-                QueryOutcome::Boolean(value) => State::Boolean(value),
-                QueryOutcome::Graph(triples) => State::Graph(triples),
-            }),
-        })
+        let (outcome, first) = py
+            .detach(|| -> Result<_, String> {
+                let outcome = engine.query(sparql, None).map_err(|e| e.to_string())?;
+                let mut state = match outcome {
+                    QueryOutcome::Solutions { variables, rows } => State::Solutions {
+                        variables: variables.iter().map(|v| v.as_str().to_owned()).collect(),
+                        rows,
+                    },
+                    QueryOutcome::Boolean(value) => State::Boolean(value),
+                    QueryOutcome::Graph(triples) => State::Graph(triples),
+                };
+                let first = state.take(n)?;
+                Ok((state, first))
+            })
+            .map_err(PyValueError::new_err)?;
+        let (form, info) = match &outcome {
+            State::Solutions { variables, .. } => {
+                ("select", PyList::new(py, variables)?.into_any())
+            }
+            State::Graph(_) => ("graph", py.None().into_bound(py)),
+            State::Boolean(value) => (
+                "ask",
+                pyo3::types::PyBool::new(py, *value).to_owned().into_any(),
+            ),
+        };
+        let page = first.into_python(py, &outcome, classes)?;
+        Ok((
+            Query {
+                state: std::sync::Mutex::new(outcome),
+            },
+            form,
+            info,
+            page,
+        ))
     }
 
     /// The whole result of a SELECT as an Arrow IPC stream (one UTF-8
@@ -94,36 +125,11 @@ struct Query {
 
 #[pymethods]
 impl Query {
-    /// "select", "ask" or "graph".
-    #[getter]
-    fn form(&self) -> &'static str {
-        match &*self.state.lock().unwrap() {
-            State::Solutions { .. } => "select",
-            State::Boolean(_) => "ask",
-            State::Graph(_) => "graph",
-        }
-    }
-
-    #[getter]
-    fn variables(&self) -> Vec<String> {
-        match &*self.state.lock().unwrap() {
-            State::Solutions { variables, .. } => variables.clone(),
-            _ => Vec::new(),
-        }
-    }
-
-    #[getter]
-    fn boolean(&self) -> Option<bool> {
-        match &*self.state.lock().unwrap() {
-            State::Boolean(value) => Some(*value),
-            _ => None,
-        }
-    }
-
-    /// Up to `n` more SELECT rows as dicts from every variable name to a
-    /// term made with `classes`, or None when unbound (as the client's
-    /// rows are).
-    fn next_dicts<'py>(
+    /// Up to `n` more items: SELECT rows as dicts from every variable name
+    /// to a term made with `classes` (None when unbound, as the client's
+    /// rows are), CONSTRUCT/DESCRIBE triples as `classes`' triple type.
+    /// Fewer than `n`: the end.
+    fn next_page<'py>(
         &self,
         py: Python<'py>,
         n: usize,
@@ -131,71 +137,74 @@ impl Query {
     ) -> PyResult<Bound<'py, PyList>> {
         let mut guard = self.state.lock().unwrap();
         let state: &mut State = &mut guard;
-        let (names, rows) = match state {
-            State::Solutions { variables, rows } => {
-                let names: Vec<Bound<'py, pyo3::types::PyString>> = variables
-                    .iter()
-                    .map(|v| pyo3::types::PyString::intern(py, v))
-                    .collect();
-                let taken = py
-                    .detach(|| rows.by_ref().take(n).collect::<Result<Vec<_>, _>>())
-                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
-                (names, taken)
-            }
-            _ => return Ok(PyList::empty(py)),
-        };
-        let list = PyList::empty(py);
-        for row in &rows {
-            let dict = pyo3::types::PyDict::new(py);
-            for (name, cell) in names.iter().zip(row) {
-                match cell {
-                    Some(t) => dict.set_item(name, classes.make(py, t)?)?,
-                    None => dict.set_item(name, py.None())?,
-                }
-            }
-            list.append(dict)?;
-        }
-        Ok(list)
+        let taken = py.detach(|| state.take(n)).map_err(PyValueError::new_err)?;
+        taken.into_python(py, state, classes)
     }
+}
 
-    /// Up to `n` more rows (SELECT: tuples of cells; CONSTRUCT/DESCRIBE:
-    /// (s, p, o) tuples), each cell None or (kind, value, datatype, lang)
-    /// with kind 0 IRI, 1 blank node, 2 literal. Fewer than `n`: the end.
-    fn next_rows<'py>(&self, py: Python<'py>, n: usize) -> PyResult<Bound<'py, PyList>> {
-        let mut guard = self.state.lock().unwrap();
-        let state: &mut State = &mut guard;
-        let taken = py.detach(|| -> Result<Taken, String> {
-            match state {
-                State::Solutions { rows, .. } => rows
-                    .by_ref()
-                    .take(n)
-                    .collect::<Result<Vec<_>, _>>()
-                    .map(Taken::Rows)
-                    .map_err(|e| e.to_string()),
-                State::Graph(triples) => triples
-                    .by_ref()
-                    .take(n)
-                    .collect::<Result<Vec<_>, _>>()
-                    .map(Taken::Triples)
-                    .map_err(|e| e.to_string()),
-                _ => Ok(Taken::Rows(Vec::new())),
-            }
-        });
-        let taken = taken.map_err(PyValueError::new_err)?;
+impl State {
+    /// The next `n` items, as the engine gives them.
+    fn take(&mut self, n: usize) -> Result<Taken, String> {
+        match self {
+            State::Solutions { rows, .. } => rows
+                .by_ref()
+                .take(n)
+                .collect::<Result<Vec<_>, _>>()
+                .map(Taken::Rows)
+                .map_err(|e| e.to_string()),
+            State::Graph(triples) => triples
+                .by_ref()
+                .take(n)
+                .collect::<Result<Vec<_>, _>>()
+                .map(Taken::Triples)
+                .map_err(|e| e.to_string()),
+            State::Boolean(_) => Ok(Taken::Rows(Vec::new())),
+        }
+    }
+}
+
+/// Items taken from the engine, before they become Python objects.
+enum Taken {
+    Rows(Vec<Vec<Option<Term>>>),
+    Triples(Vec<oxrdf::Triple>),
+}
+
+impl Taken {
+    /// The items as Python objects. Equal terms within one page share one
+    /// object (terms are immutable): results repeat values down their
+    /// columns, and making a term object costs more than finding it again.
+    fn into_python<'py>(
+        self,
+        py: Python<'py>,
+        state: &State,
+        classes: &TermClasses,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let mut made = MadeTerms::new(classes);
         let list = PyList::empty(py);
-        match taken {
+        match self {
             Taken::Rows(rows) => {
-                for row in &rows {
-                    let cells = row
-                        .iter()
-                        .map(|cell| cell.as_ref().map(|t| term(py, t)).transpose())
-                        .collect::<PyResult<Vec<_>>>()?;
-                    list.append(PyTuple::new(py, cells)?)?;
+                let State::Solutions { variables, .. } = state else {
+                    return Ok(list);
+                };
+                let names: Vec<Bound<'py, PyString>> =
+                    variables.iter().map(|v| PyString::intern(py, v)).collect();
+                for row in rows {
+                    let dict = pyo3::types::PyDict::new(py);
+                    for (name, cell) in names.iter().zip(row) {
+                        match cell {
+                            Some(t) => dict.set_item(name, made.get(py, t)?)?,
+                            None => dict.set_item(name, py.None())?,
+                        }
+                    }
+                    list.append(dict)?;
                 }
             }
             Taken::Triples(triples) => {
-                for t in &triples {
-                    list.append(triple(py, t)?)?;
+                for t in triples {
+                    let subject = made.get(py, t.subject.into())?;
+                    let predicate = made.get(py, t.predicate.into())?;
+                    let object = made.get(py, t.object)?;
+                    list.append(classes.triple(py, [subject, predicate, object])?)?;
                 }
             }
         }
@@ -204,71 +213,163 @@ impl Query {
 }
 
 /// The client's term classes (`tern_client.terms.IRI`, `BNode`,
-/// `Literal`), given once per query: terms are made here, without a
-/// Python-level loop per cell.
+/// `Literal`) and its `Triple`, given once. Terms are made here without
+/// running their Python `__init__`: an instance is allocated and its
+/// slots (`value`, `datatype`, `lang`, as `tern_client.terms` declares
+/// them) are set as that `__init__` would set them, which costs a third
+/// of a constructor call per cell. `tests/server/test_embedded_python.py`
+/// checks that such terms equal constructed ones.
 #[pyclass(frozen)]
 struct TermClasses {
-    iri: Py<PyAny>,
-    blank: Py<PyAny>,
-    literal: Py<PyAny>,
+    iri: Py<PyType>,
+    blank: Py<PyType>,
+    literal: Py<PyType>,
+    triple: Py<PyType>,
+    /// `tuple.__new__`: makes a `Triple` (a named tuple) without the
+    /// Python-level `__new__` that namedtuple generates.
+    tuple_new: Py<PyAny>,
+    value: Py<PyString>,
+    datatype: Py<PyString>,
+    lang: Py<PyString>,
 }
 
 #[pymethods]
 impl TermClasses {
     #[new]
-    fn new(iri: Py<PyAny>, blank: Py<PyAny>, literal: Py<PyAny>) -> TermClasses {
-        TermClasses {
+    fn new(
+        py: Python<'_>,
+        iri: Py<PyType>,
+        blank: Py<PyType>,
+        literal: Py<PyType>,
+        triple: Py<PyType>,
+    ) -> PyResult<TermClasses> {
+        let tuple_new = py.get_type::<PyTuple>().getattr("__new__")?.unbind();
+        Ok(TermClasses {
             iri,
             blank,
             literal,
-        }
+            triple,
+            tuple_new,
+            value: PyString::intern(py, "value").unbind(),
+            datatype: PyString::intern(py, "datatype").unbind(),
+            lang: PyString::intern(py, "lang").unbind(),
+        })
     }
 }
 
 impl TermClasses {
     fn make<'py>(&self, py: Python<'py>, term: &Term) -> PyResult<Bound<'py, PyAny>> {
         match term {
-            Term::NamedNode(n) => self.iri.bind(py).call1((n.as_str(),)),
-            Term::BlankNode(b) => self.blank.bind(py).call1((b.as_str(),)),
+            Term::NamedNode(n) => {
+                let object = allocate(py, &self.iri)?;
+                set_slot(&object, &self.value, &PyString::new(py, n.as_str()))?;
+                Ok(object)
+            }
+            Term::BlankNode(b) => {
+                let object = allocate(py, &self.blank)?;
+                set_slot(&object, &self.value, &PyString::new(py, b.as_str()))?;
+                Ok(object)
+            }
             Term::Literal(l) => {
-                self.literal
-                    .bind(py)
-                    .call1((l.value(), l.datatype().as_str(), l.language()))
+                let object = allocate(py, &self.literal)?;
+                set_slot(&object, &self.value, &PyString::new(py, l.value()))?;
+                // oxrdf gives language-tagged literals rdf:langString and
+                // simple ones xsd:string, and keeps tags lower-case: what
+                // the client's constructor makes of them.
+                set_slot(
+                    &object,
+                    &self.datatype,
+                    &interned(py, l.datatype().as_str()),
+                )?;
+                match l.language() {
+                    Some(tag) => set_slot(&object, &self.lang, &PyString::new(py, tag))?,
+                    None => set_slot(&object, &self.lang, &py.None().into_bound(py))?,
+                }
+                Ok(object)
             }
             #[allow(unreachable_patterns)]
             _ => Err(PyValueError::new_err("a quoted triple as a result term")),
         }
     }
-}
 
-enum Taken {
-    Rows(Vec<Vec<Option<Term>>>),
-    Triples(Vec<Triple>),
-}
-
-fn term<'py>(py: Python<'py>, term: &Term) -> PyResult<Bound<'py, PyTuple>> {
-    let none = || None::<&str>;
-    match term {
-        Term::NamedNode(n) => (0, n.as_str(), none(), none()).into_pyobject(py),
-        Term::BlankNode(b) => (1, b.as_str(), none(), none()).into_pyobject(py),
-        Term::Literal(l) => {
-            let datatype = l.datatype().as_str();
-            (2, l.value(), Some(datatype), l.language()).into_pyobject(py)
-        }
-        #[allow(unreachable_patterns)]
-        _ => Err(PyValueError::new_err("a quoted triple as a result term")),
+    fn triple<'py>(
+        &self,
+        py: Python<'py>,
+        parts: [Bound<'py, PyAny>; 3],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.tuple_new
+            .bind(py)
+            .call1((self.triple.bind(py), PyTuple::new(py, parts)?))
     }
 }
 
-fn triple<'py>(py: Python<'py>, t: &Triple) -> PyResult<Bound<'py, PyTuple>> {
-    let subject: Term = t.subject.clone().into();
-    let predicate: Term = t.predicate.clone().into();
-    (
-        term(py, &subject)?,
-        term(py, &predicate)?,
-        term(py, &t.object)?,
-    )
-        .into_pyobject(py)
+/// A new instance of `class` with its slots unset (its `__init__` not run),
+/// not tracked by the cycle collector: a term holds only strings and None,
+/// so it can never be part of a cycle, and then neither can a row dict
+/// that holds only terms (CPython leaves such dicts untracked too). A
+/// page of rows no longer makes every collection walk all its cells.
+fn allocate<'py>(py: Python<'py>, class: &Py<PyType>) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: the GIL is held and `class` is a live type object; a null
+    // result is a raised exception, which `from_owned_ptr_or_err` takes.
+    // Untracking a tracked object that no other object refers to yet is
+    // what `PyObject_GC_UnTrack` is for.
+    unsafe {
+        let raw = pyo3::ffi::PyType_GenericAlloc(class.as_ptr().cast(), 0);
+        let object = Bound::from_owned_ptr_or_err(py, raw)?;
+        if pyo3::ffi::PyObject_GC_IsTracked(object.as_ptr()) == 1 {
+            pyo3::ffi::PyObject_GC_UnTrack(object.as_ptr().cast());
+        }
+        Ok(object)
+    }
+}
+
+/// Sets a slot the way `object.__setattr__` does, past the class's own
+/// `__setattr__` (which makes terms immutable).
+fn set_slot(
+    object: &Bound<'_, PyAny>,
+    name: &Py<PyString>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    // SAFETY: the GIL is held; all three pointers are live objects.
+    let status = unsafe {
+        pyo3::ffi::PyObject_GenericSetAttr(object.as_ptr(), name.as_ptr(), value.as_ptr())
+    };
+    if status == 0 {
+        Ok(())
+    } else {
+        Err(PyErr::fetch(object.py()))
+    }
+}
+
+/// A datatype IRI as an interned string: a result has few datatypes, and
+/// each literal then points at one shared string.
+fn interned<'py>(py: Python<'py>, datatype: &str) -> Bound<'py, PyString> {
+    PyString::intern(py, datatype)
+}
+
+/// The term objects made during one call, by term: one page's worth at
+/// most, so the map stays as small as the page.
+struct MadeTerms<'c, 'py> {
+    classes: &'c TermClasses,
+    made: rustc_hash::FxHashMap<Term, Bound<'py, PyAny>>,
+}
+
+impl<'c, 'py> MadeTerms<'c, 'py> {
+    fn new(classes: &'c TermClasses) -> Self {
+        MadeTerms {
+            classes,
+            made: rustc_hash::FxHashMap::default(),
+        }
+    }
+
+    fn get(&mut self, py: Python<'py>, term: Term) -> PyResult<Bound<'py, PyAny>> {
+        if let Some(object) = self.made.get(&term) {
+            return Ok(object.clone());
+        }
+        let object = self.classes.make(py, &term)?;
+        self.made.insert(term, object.clone());
+        Ok(object)
+    }
 }
 
 /// Builds an index at `path` from files (N-Triples, N-Quads, Turtle,

@@ -161,7 +161,18 @@ class PagedResult(Generic[T]):
         return self._page.next_token()
 
     def __iter__(self) -> Iterator[T]:
-        return self
+        # A generator rather than `self`: `for` and `list()` then resume a
+        # frame per item instead of calling `__next__`, half the cost per row.
+        while True:
+            page = self._page
+            stats = page.stats
+            for item in page.items:
+                stats.rows += 1
+                yield item
+                if self._done:  # closed while being read
+                    return
+            if not self._advance():
+                return
 
     def __next__(self) -> T:
         while True:

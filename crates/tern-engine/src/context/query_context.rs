@@ -68,7 +68,9 @@ pub struct QueryContext {
     /// `should_yield` said so this turn already.
     yielded: AtomicBool,
     pub base_iri: Option<oxiri::Iri<String>>,
-    pub now: oxsdatatypes::DateTime,
+    /// NOW(), read from the clock at its first use: most queries never
+    /// ask, and turning the clock into an xsd:dateTime costs a microsecond.
+    pub now: std::sync::OnceLock<oxsdatatypes::DateTime>,
     /// The sameAs classes, when the query runs under OWL RL inference and
     /// the data has any (set once, before planning).
     pub synonyms: std::sync::OnceLock<Arc<super::SynonymTable>>,
@@ -104,9 +106,14 @@ impl QueryContext {
             turn_ends: AtomicU64::new(NO_TURN),
             yielded: AtomicBool::new(false),
             base_iri,
-            now: now.unwrap_or_else(oxsdatatypes::DateTime::now),
+            now: now.map_or_else(std::sync::OnceLock::new, std::sync::OnceLock::from),
             synonyms: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The query's NOW(): the same instant for the whole query.
+    pub fn now(&self) -> oxsdatatypes::DateTime {
+        *self.now.get_or_init(oxsdatatypes::DateTime::now)
     }
 
     /// Called by operators once per batch: stops the query when it was
@@ -279,7 +286,7 @@ impl QueryContext {
     /// `NOW()` and the terms it made up (stashed; they are only needed by
     /// materialized state, which is stashed too).
     pub fn save(&self, stash: &Stash) -> OperatorState {
-        let bytes = self.now.to_be_bytes();
+        let bytes = self.now().to_be_bytes();
         let mut padded = [0u8; 24];
         padded[..18].copy_from_slice(&bytes);
         let numbers = padded

@@ -192,7 +192,9 @@ impl<'a, 'c> Evaluator<'a, 'c> {
             (Function::Replace, [a, p, r]) => pattern::replace(a, p, r, None),
             (Function::Replace, [a, p, r, flags]) => pattern::replace(a, p, r, Some(flags)),
             // Dates.
-            (Function::Now, []) => datetime::now(self.ctx.now),
+            (Function::Now, []) => {
+                datetime::now(*self.ctx.now.get_or_init(oxsdatatypes::DateTime::now))
+            }
             (Function::Year, [a]) => datetime::year(a),
             (Function::Month, [a]) => datetime::month(a),
             (Function::Day, [a]) => datetime::day(a),

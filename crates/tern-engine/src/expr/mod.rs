@@ -58,8 +58,8 @@ pub use variables::{blank_variable, expression_variables, is_blank_variable};
 
 /// What expressions may need from the running query.
 pub struct EvalContext<'a> {
-    /// NOW() — fixed for the whole query.
-    pub now: oxsdatatypes::DateTime,
+    /// NOW() — fixed for the whole query, read from the clock on first use.
+    pub now: &'a std::sync::OnceLock<oxsdatatypes::DateTime>,
     /// Base IRI for IRI()/URI() on relative strings.
     pub base_iri: Option<oxiri::Iri<String>>,
     /// Evaluates EXISTS { pattern } for the current solution; provided by the engine.

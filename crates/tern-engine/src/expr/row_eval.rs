@@ -81,7 +81,7 @@ impl RowEvaluator {
             }
         };
         let eval_ctx = expr::EvalContext {
-            now: self.ctx.now,
+            now: &self.ctx.now,
             base_iri: self.ctx.base_iri.clone(),
             exists: &exists,
         };

@@ -34,8 +34,13 @@ pub(crate) fn with_context<T>(f: impl FnOnce(&EvalContext<'_>) -> T) -> T {
     let exists = |_: &GraphPattern, binding: &dyn Fn(&Variable) -> Option<Term>| {
         binding(&Variable::new_unchecked("x")).is_some()
     };
+    let now = std::sync::OnceLock::from(
+        "2024-03-05T10:20:30.5Z"
+            .parse::<oxsdatatypes::DateTime>()
+            .unwrap(),
+    );
     let ctx = EvalContext {
-        now: "2024-03-05T10:20:30.5Z".parse().unwrap(),
+        now: &now,
         base_iri: Some(oxiri::Iri::parse("http://example.com/base/".to_owned()).unwrap()),
         exists: &exists,
     };

@@ -17,7 +17,7 @@ read; the engine works without holding the GIL.
 from __future__ import annotations
 
 import time
-from typing import Any, Iterator, List, Optional, Union
+from typing import Any, List, Union
 
 from tern_client.frame import to_dataframe
 from tern_client.ntriples import Triple
@@ -28,22 +28,11 @@ from . import _native
 
 __all__ = ["Index", "load", "IRI", "BNode", "Literal", "Triple", "SolutionResult", "GraphResult"]
 
-_CLASSES = _native.TermClasses(IRI, BNode, Literal)
+_CLASSES = _native.TermClasses(IRI, BNode, Literal, Triple)
 
 # Rows taken from the engine at once: enough to amortize the call, few
 # enough that a result read partly costs little.
 PAGE_ROWS = 4096
-
-def _term(cell: Optional[tuple]) -> Any:
-    if cell is None:
-        return None
-    kind, value, datatype, lang = cell
-    if kind == 0:
-        return IRI(value)
-    if kind == 1:
-        return BNode(value)
-    return Literal(value, datatype, lang)
-
 
 def load(path: str, files: List[str], force: bool = False) -> int:
     """Builds an index at `path` from RDF files (N-Triples, N-Quads,
@@ -62,13 +51,14 @@ class Index:
         """Runs any query: rows (SELECT), a bool (ASK) or triples
         (CONSTRUCT, DESCRIBE). A bad query raises ValueError here."""
         started = time.perf_counter()
-        running = self._native.execute(sparql)
+        running, form, info, first = self._native.start(sparql, PAGE_ROWS, _CLASSES)
         seconds = time.perf_counter() - started
-        if running.form == "ask":
-            return bool(running.boolean)
-        if running.form == "graph":
-            return GraphResult(*_pages(running, seconds, _triple))
-        return SolutionResult(running.variables, *_pages(running, seconds, None))
+        if form == "ask":
+            return info
+        pages = _pages(running, first, seconds)
+        if form == "graph":
+            return GraphResult(*pages)
+        return SolutionResult(info, *pages)
 
     def select(self, sparql: str) -> SolutionResult:
         result = self.query(sparql)
@@ -108,29 +98,19 @@ class Index:
         return pyarrow.ipc.open_stream(self._native.arrow_ipc(sparql)).read_all()
 
 
-def _triple(cells: tuple) -> Triple:
-    return Triple(*(_term(c) for c in cells))
-
-
-def _pages(running: Any, seconds: float, make: Any) -> tuple:
+def _pages(running: Any, first: list, seconds: float) -> tuple:
     """The first page and how to fetch the next, for the client's result
-    classes: a page is PAGE_ROWS rows from the engine (`make` turns a raw
-    row into an item; None: SELECT rows, made by the extension); the
-    'token' of the next page is only a marker that more may follow."""
+    classes: a page is PAGE_ROWS items from the engine (rows as dicts or
+    triples, made by the extension); the 'token' of the next page is only
+    a marker that more may follow."""
 
-    def page() -> Page:
+    def page(items: list, seconds: float) -> Page:
+        more = "more" if len(items) == PAGE_ROWS else None
+        return Page(iter(items), PageStats(rows=0, seconds=seconds), lambda: more)
+
+    def fetch(_token: str) -> Page:
         started = time.perf_counter()
-        if make is None:
-            # SELECT rows: dicts of terms, made by the extension.
-            rows = running.next_dicts(PAGE_ROWS, _CLASSES)
-            items: Iterator = iter(rows)
-        else:
-            rows = running.next_rows(PAGE_ROWS)
-            items = map(make, rows)
-        stats = PageStats(rows=0, seconds=time.perf_counter() - started)
-        more = "more" if len(rows) == PAGE_ROWS else None
-        return Page(items, stats, lambda: more)
+        items = running.next_page(PAGE_ROWS, _CLASSES)
+        return page(items, time.perf_counter() - started)
 
-    first = page()
-    first.stats.seconds += seconds
-    return first, lambda _token: page()
+    return page(first, seconds), fetch
