@@ -8,8 +8,14 @@ result; for pyoxigraph each solution's terms as a tuple).
     python3 bench/python_embedded_bench.py   # with the bench venv's python
 
 Needs the bench venv (`bench/setup_peers.sh`) with tern-client and the
-`tern` package built in release mode:
-    pip install ./clients/python && (cd crates/tern-python && maturin develop --release)
+`tern` package installed from a release wheel:
+    pip install ./clients/python
+    (cd crates/tern-python && maturin build --release -o /tmp/tern-wheels)
+    pip install --force-reinstall --no-deps /tmp/tern-wheels/tern-*.whl
+Not `maturin develop --release`: that puts the extension into the source
+tree, where the test suite's `maturin develop` (tests/server/run.sh, an
+opt-level 1 build) replaces it for every environment that points there.
+The script prints which file it measured.
 """
 
 import argparse
@@ -47,6 +53,8 @@ def main():
 
     import pyoxigraph
     import tern
+
+    print(f"tern extension: {tern._native.__file__}", file=sys.stderr)
 
     files = []
     for i in range(1, args.mixes + 1):
@@ -127,6 +135,7 @@ def main():
         "git_commit": git_commit(),
         "machine": machine(),
         "pyoxigraph": pyoxigraph.__version__,
+        "tern_extension": tern._native.__file__,
         "runs": args.runs,
         "rounds": args.rounds,
         "queries": len(records),

@@ -16,6 +16,7 @@ read; the engine works without holding the GIL.
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any, List, Union
 
@@ -52,13 +53,13 @@ class Index:
         (CONSTRUCT, DESCRIBE). A bad query raises ValueError here."""
         started = time.perf_counter()
         running, form, info, first = self._native.start(sparql, PAGE_ROWS, _CLASSES)
-        seconds = time.perf_counter() - started
         if form == "ask":
             return info
-        pages = _pages(running, first, seconds)
+        page = _page(first, time.perf_counter() - started)
+        fetch = functools.partial(_next_page, running)
         if form == "graph":
-            return GraphResult(*pages)
-        return SolutionResult(info, *pages)
+            return GraphResult(page, fetch)
+        return SolutionResult(info, page, fetch)
 
     def select(self, sparql: str) -> SolutionResult:
         result = self.query(sparql)
@@ -98,19 +99,23 @@ class Index:
         return pyarrow.ipc.open_stream(self._native.arrow_ipc(sparql)).read_all()
 
 
-def _pages(running: Any, first: list, seconds: float) -> tuple:
-    """The first page and how to fetch the next, for the client's result
-    classes: a page is PAGE_ROWS items from the engine (rows as dicts or
-    triples, made by the extension); the 'token' of the next page is only
-    a marker that more may follow."""
+# A page's "next token" for the client's result classes: only a marker
+# that more may follow (a full page) or that this was the last.
+def _more() -> str:
+    return "more"
 
-    def page(items: list, seconds: float) -> Page:
-        more = "more" if len(items) == PAGE_ROWS else None
-        return Page(iter(items), PageStats(rows=0, seconds=seconds), lambda: more)
 
-    def fetch(_token: str) -> Page:
-        started = time.perf_counter()
-        items = running.next_page(PAGE_ROWS, _CLASSES)
-        return page(items, time.perf_counter() - started)
+def _last() -> None:
+    return None
 
-    return page(first, seconds), fetch
+
+def _page(items: list, seconds: float) -> Page:
+    return Page(iter(items), PageStats(rows=0, seconds=seconds), _more if len(items) == PAGE_ROWS else _last)
+
+
+def _next_page(running: Any, _token: str) -> Page:
+    """The next PAGE_ROWS items of a running query (rows as dicts or
+    triples, made by the extension)."""
+    started = time.perf_counter()
+    items = running.next_page(PAGE_ROWS, _CLASSES)
+    return _page(items, time.perf_counter() - started)
