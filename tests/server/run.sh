@@ -29,7 +29,7 @@ fi
 embedded="$here/../../crates/tern-python"
 embedded_stamp="$VENV/.tern-embedded"
 embedded_hash="$(cd "$embedded" && find Cargo.toml pyproject.toml src python -name __pycache__ -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum | sha256sum)
-$(cd "$here/../.." && git ls-files -s crates/tern-engine crates/tern-index crates/tern-export 2>/dev/null | sha256sum)"
+$(cd "$here/../.." && git ls-files -s crates/tern-engine crates/tern-index crates/tern-export crates/tern-server ui/dist 2>/dev/null | sha256sum)"
 if [ "$embedded_hash" != "$(cat "$embedded_stamp" 2>/dev/null)" ]; then
     (cd "$embedded" && VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" maturin develop --quiet)
     echo "$embedded_hash" > "$embedded_stamp"

@@ -135,3 +135,50 @@ def test_terms_made_by_the_extension_are_the_clients_terms(tmp_path):
     triples = list(index.construct("CONSTRUCT WHERE { ?s ?p ?o }"))
     assert all(isinstance(t, Triple) for t in triples) and len(triples) == 6
     assert {t.object for t in triples} == set(made) and triples[0].predicate == IRI("http://example.org/p")
+
+
+def test_serve_from_python_answers_as_the_index_does(sample_index):
+    """`Index.serve` runs the endpoint in this process: the HTTP client gets
+    the rows the index gives in-process, the workbench answers, a second
+    server on the same port is refused with the port named, and once
+    stopped the port is free again."""
+    import socket
+
+    import requests
+    from tern_client import Client
+
+    index = tern.Index(str(sample_index))
+    query = "PREFIX ex: <http://example.org/birds/> SELECT ?b ?w WHERE { ?b a ex:Tern ; ex:wingspanCm ?w } ORDER BY ?w"
+    with index.serve(port=0, workers=2) as server:
+        assert server.running and server.endpoint == f"http://127.0.0.1:{server.port}/sparql"
+        over_http = list(Client(server.endpoint).select(query))
+        assert over_http == list(index.select(query)) and len(over_http) == 3
+        assert requests.get(server.url, timeout=10).status_code == 200
+        with pytest.raises(OSError, match=f"cannot listen on 127.0.0.1:{server.port}"):
+            index.serve(port=server.port)
+        port = server.port
+    assert not server.running
+    server.stop()  # stopping twice does nothing
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))  # free again
+
+
+def test_a_writable_index_takes_updates_in_process_and_over_http(tmp_path):
+    import requests
+
+    tern.load(str(tmp_path / "w"), [str(SAMPLE)])
+    index = tern.Index(str(tmp_path / "w"), writable=True)
+    report = index.update("INSERT DATA { <http://example.org/a> <http://example.org/p> 1 }")
+    assert report == {"operations": 1, "inserted": 1, "deleted": 0}
+    with pytest.raises(ValueError):
+        index.update("INSERT DATA { <http://example.org/a> }")
+    with index.serve(port=0, update_token="s3cret") as server:
+        answer = requests.post(
+            server.endpoint, data={"update": "INSERT DATA { <http://example.org/b> <http://example.org/p> 2 }"},
+            headers={"Authorization": "Bearer s3cret"}, timeout=10,
+        )
+        assert answer.status_code in (200, 204), answer.text
+        refused = requests.post(server.endpoint, data={"update": "CLEAR ALL"}, timeout=10)
+        assert refused.status_code in (401, 403)
+    assert index.ask("ASK { <http://example.org/b> <http://example.org/p> 2 }")
+    assert tern.Index(str(tmp_path / "w")).ask("ASK { <http://example.org/a> <http://example.org/p> 1 }")

@@ -4,6 +4,8 @@
 //! client's terms and result iterators, so both ways of using Tern give
 //! the same objects. The GIL is released while the engine works.
 
+mod serve;
+
 use oxrdf::Term;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -23,13 +25,48 @@ struct Index {
 
 #[pymethods]
 impl Index {
+    /// Opens the index in `path`; `writable` also opens its log for
+    /// updates (one writer per index: a server writing it must not run).
     #[new]
-    fn open(path: PathBuf) -> PyResult<Index> {
-        let store = Store::open(&path, false, StoreOptions::default())
+    #[pyo3(signature = (path, writable=false))]
+    fn open(py: Python<'_>, path: PathBuf, writable: bool) -> PyResult<Index> {
+        let store = py
+            .detach(|| Store::open(&path, writable, StoreOptions::default()))
             .map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
         Ok(Index {
             engine: Arc::new(Engine::new(store, EngineOptions::default())),
         })
+    }
+
+    /// Applies a SPARQL update in one durable transaction (all of it or,
+    /// on an error, nothing); returns (operations, inserted, deleted).
+    fn update(&self, py: Python<'_>, sparql: &str) -> PyResult<(usize, usize, usize)> {
+        let engine = self.engine.clone();
+        py.detach(|| engine.update(sparql, &tern_engine::UpdateRequest::default()))
+            .map(|report| (report.operations, report.inserted, report.deleted))
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    }
+
+    /// Serves this index over HTTP as `tern serve` does (SPARQL endpoint,
+    /// workbench, paging) from threads of this process; see `serve.rs`.
+    #[pyo3(signature = (host="127.0.0.1", port=7070, workers=None, timeout=None, update_token=None))]
+    fn serve(
+        &self,
+        py: Python<'_>,
+        host: &str,
+        port: u16,
+        workers: Option<usize>,
+        timeout: Option<f64>,
+        update_token: Option<String>,
+    ) -> PyResult<serve::Server> {
+        let options = serve::ServeOptions {
+            host: host.to_owned(),
+            port,
+            workers,
+            timeout,
+            update_token,
+        };
+        serve::Server::start(py, (*self.engine).clone(), options)
     }
 
     /// Starts a query and reads its first `n` items in the same call
@@ -400,6 +437,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Index>()?;
     m.add_class::<Query>()?;
     m.add_class::<TermClasses>()?;
+    m.add_class::<serve::Server>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     Ok(())
 }

@@ -7,6 +7,12 @@ here), run SPARQL on it, and get rows, Arrow tables or DataFrames.
     for row in index.select("SELECT ?s ?o WHERE { ?s ?p ?o } LIMIT 3"):
         print(row["s"], row["o"].to_python())
 
+Serving the same index over HTTP from the notebook, and updating it:
+
+    with index.serve(port=0) as server:   # the endpoint of `tern serve`
+        print(server.endpoint)            # http://127.0.0.1:PORT/sparql
+    tern.Index("/tmp/birds", writable=True).update("INSERT DATA { ... }")
+
 Results are the HTTP client's (`tern_client`): the same `IRI`, `BNode`,
 `Literal` terms, `SolutionResult` and `GraphResult` iterators and
 `dataframe()`, so code written against a server runs against a local index
@@ -18,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any, List, Union
+from typing import Any, Dict, List, Optional, Union
 
 from tern_client.frame import to_dataframe
 from tern_client.ntriples import Triple
@@ -27,13 +33,18 @@ from tern_client.terms import IRI, BNode, Literal
 
 from . import _native
 
-__all__ = ["Index", "load", "IRI", "BNode", "Literal", "Triple", "SolutionResult", "GraphResult"]
+__all__ = ["Index", "load", "serve", "IRI", "BNode", "Literal", "Triple", "SolutionResult", "GraphResult"]
 
 _CLASSES = _native.TermClasses(IRI, BNode, Literal, Triple)
 
 # Rows taken from the engine at once: enough to amortize the call, few
 # enough that a result read partly costs little.
 PAGE_ROWS = 4096
+
+def serve(path: str, host: str = "127.0.0.1", port: int = 7070, **options: Any) -> Any:
+    """Opens the index in `path` and serves it (see `Index.serve`)."""
+    return Index(path).serve(host, port, **options)
+
 
 def load(path: str, files: List[str], force: bool = False) -> int:
     """Builds an index at `path` from RDF files (N-Triples, N-Quads,
@@ -43,10 +54,35 @@ def load(path: str, files: List[str], force: bool = False) -> int:
 
 
 class Index:
-    """An index opened in this process for queries (read-only)."""
+    """An index opened in this process: queries, and with `writable=True`
+    updates (one writer per index: not while a server writes it)."""
 
-    def __init__(self, path: str):
-        self._native = _native.Index(str(path))
+    def __init__(self, path: str, writable: bool = False):
+        self._native = _native.Index(str(path), writable)
+
+    def update(self, sparql: str) -> Dict[str, int]:
+        """Applies a SPARQL update as one durable transaction (all of it, or
+        nothing on an error, which raises ValueError). Returns the counts of
+        operations and of triples inserted and deleted."""
+        operations, inserted, deleted = self._native.update(sparql)
+        return {"operations": operations, "inserted": inserted, "deleted": deleted}
+
+    def serve(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 7070,
+        workers: Optional[int] = None,
+        timeout: Optional[float] = None,
+        update_token: Optional[str] = None,
+    ) -> Any:
+        """Serves this index over HTTP from this process, as `tern serve`
+        does: the SPARQL endpoint (`server.endpoint`), the workbench
+        (`server.url`), paging and every result format. Returns a running
+        `Server`; `server.stop()` or a `with` block stops it. `port=0` takes
+        a free port; `update_token` lets clients that send it as a bearer
+        token update a writable index. The server runs on its own threads,
+        so queries from here and over HTTP run side by side."""
+        return self._native.serve(host, port, workers, timeout, update_token)
 
     def query(self, sparql: str) -> Union[SolutionResult, bool, GraphResult]:
         """Runs any query: rows (SELECT), a bool (ASK) or triples
