@@ -95,24 +95,41 @@ def test_status_reports_the_index_and_the_queries(server):
     assert "version" in status["store"]
 
 
-def test_page_rows_ends_pages_early_and_the_pages_make_the_result(big_server):
+def test_page_rows_gives_pages_of_exactly_that_many_rows(big_server):
+    """`page-rows=N`: every page but the last holds exactly N rows, though
+    the engine makes rows in batches of thousands (the rest of a batch
+    waits for the next page), the pages make the whole result, and each
+    token also resumes from its saved state, not only from the query
+    parked on the server: used a second time, it gives the same page."""
     query = "SELECT ?s ?o WHERE { ?s <http://example.org/big/p0> ?o }"
-    pages, rows, data = 0, [], {"query": query, "page-rows": "1000", "quantum": "10s"}
-    while True:
-        r = requests.post(big_server.url, data=data, headers={"Accept": "application/sparql-results+json"}, timeout=60)
+    json_results = {"Accept": "application/sparql-results+json"}
+
+    def page(data):
+        r = requests.post(big_server.url, data=data, headers=json_results, timeout=60)
         assert r.status_code == 200, r.text
         body = r.json()
-        page = body["results"]["bindings"]
-        pages += 1
-        rows += [(b["s"]["value"], b["o"]["value"]) for b in page]
-        if "next" not in body:
+        return [(b["s"]["value"], b["o"]["value"]) for b in body["results"]["bindings"]], body.get("next"), r
+
+    sizes, rows, tokens = [], [], []
+    data = {"query": query, "page-rows": "1000", "quantum": "10s"}
+    while True:
+        got, token, r = page(data)
+        sizes.append(len(got))
+        rows += got
+        if token is None:
             break
-        # At least the rows asked for, ending with the batch of rows being
-        # written (up to 16,384 rows), far from all 50,000 at once.
-        assert 1000 <= len(page) <= 16_384 + 1000
-        data = {"next": body["next"], "page-rows": "1000", "quantum": "10s"}
-    assert pages >= 5
+        tokens.append((token, got))
+        data = {"next": token, "page-rows": "1000", "quantum": "10s"}
+    assert sizes == [1000] * 50 or (sizes[:-1] == [1000] * (len(sizes) - 1) and sizes[-1] == 0)
     assert len(rows) == 50_000 and len(set(rows)) == 50_000
+    # Tokens of pages that ended within a batch, used again: the query is
+    # no longer parked, so it restarts from where the batch began and
+    # skips the rows the earlier pages had.
+    for token, _ in tokens[3:6]:
+        again, _, r = page({"next": token, "page-rows": "1000", "quantum": "10s"})
+        assert r.headers["tern-resumed-from"] == "token"
+        start = int(r.headers["tern-rows-before"])
+        assert again == rows[start : start + 1000]  # noqa: E203
 
 
 def test_page_rows_must_be_a_positive_number(server):

@@ -653,3 +653,65 @@ fn resumed_inputs_may_cut_their_batches_elsewhere() {
     }
     assert!(total_passes >= 6, "only {total_passes} suspensions");
 }
+
+/// Pages of a row limit end within the engine's batches: the writer takes
+/// a random part of each batch and hands the rest back. Every such
+/// suspension must still have a portable state (before the batch, with the
+/// rows handed out to skip), and resuming from it on another server, or
+/// continuing the parked stream, must give the rest of the result exactly.
+#[test]
+fn pages_cut_within_a_batch_resume_anywhere() {
+    let (_tmp, engine) = engine();
+    let request = QueryRequest::default();
+    for (i, query) in PIPELINED.iter().enumerate() {
+        let expected = canonical(uninterrupted(&engine, query), false);
+        let mut random = 7 + i as u64;
+        let mut out = Vec::new();
+        let (mut cut, mut portable) = (0, 0);
+        let mut execution = engine.execute(query, &request).unwrap();
+        loop {
+            let QueryOutcome::Solutions { mut rows, .. } = execution.outcome else {
+                panic!("a SELECT query");
+            };
+            rows.mark_batches();
+            let mut batch = match rows.next_batch_in_turn(None) {
+                tern_engine::Polled::Ready(batch) => batch.unwrap(),
+                tern_engine::Polled::End => break,
+                tern_engine::Polled::Pending => panic!("no turn end was set"),
+            };
+            let room = 1 + (xorshift(&mut random) as usize) % batch.len();
+            let rest = batch.split_off(room);
+            cut += usize::from(!rest.is_empty());
+            rows.hand_back(rest);
+            let terms = batch.decode(0..batch.len()).unwrap();
+            let mut refs = Vec::new();
+            for r in 0..terms.len() {
+                terms.row(r, &mut refs);
+                let row: Vec<Option<Term>> =
+                    refs.iter().map(|t| t.map(|t| t.into_owned())).collect();
+                out.push(show_row(&row));
+            }
+            let stash = Stash::default();
+            let (decoded, saved, parked) = rows.suspend_keeping(&stash).unwrap();
+            assert!(decoded.is_empty(), "handed-back rows are not handed out");
+            assert!(
+                !saved.is_parked(parked),
+                "query {i}: a cut page must stay portable"
+            );
+            portable += 1;
+            execution = if portable % 2 == 0 {
+                stash.discard(parked);
+                let key = TokenKey::random();
+                let (saved, _) = through_token(&engine, query, saved, out.len(), &key);
+                engine
+                    .resume(query, &request, &saved, &Stash::default())
+                    .unwrap()
+            } else {
+                let continued = engine.continue_parked(parked, &saved, &request, &stash);
+                continued.unwrap().expect("still parked")
+            };
+        }
+        assert!(cut > 2, "query {i}: pages should end within batches");
+        assert_eq!(canonical(out, false), expected, "query {i}: {query}");
+    }
+}

@@ -291,6 +291,12 @@ impl PageRequest {
         self.row_limit.is_some_and(|limit| rows >= limit)
     }
 
+    /// Rows a page with `rows` rows so far still has room for, when it has
+    /// a row limit.
+    pub fn room(&self, rows: u64) -> Option<u64> {
+        self.row_limit.map(|limit| limit.saturating_sub(rows))
+    }
+
     /// Counts this turn's work against the quantum; true when it is spent.
     pub fn used_up(&mut self) -> bool {
         if let Some(started) = self.turn_started.take() {

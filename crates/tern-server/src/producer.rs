@@ -375,7 +375,7 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
         outcome: "ok",
         ..Ending::default()
     };
-    let results = match execution.outcome {
+    let mut results = match execution.outcome {
         QueryOutcome::Solutions { variables, rows } => {
             let mut writer = job.solutions_format.expect("checked").writer();
             writer.header(&mut sink.buf, &variables);
@@ -410,6 +410,14 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
             }
         }
     };
+    // A page with a row limit may end within a batch: the stream then
+    // notes where each batch began, so that the page's token still resumes
+    // anywhere.
+    if let (Some(page), Results::Solutions { rows, .. }) = (&job.page, &mut results) {
+        if page.room(0).is_some() {
+            rows.mark_batches();
+        }
+    }
     let mut producing = Box::new(Producing {
         results,
         sink,
@@ -511,6 +519,14 @@ impl Producing {
                             }
                             Polled::Pending => return self.pause(false),
                             Polled::Ready(Ok(mut batch)) => {
+                                // A page of `page-rows` rows takes what it
+                                // has room for; the rest goes back to the
+                                // stream, first on the next page.
+                                let room =
+                                    self.page.as_ref().and_then(|p| p.room(self.ending.rows));
+                                if let Some(room) = room.filter(|&r| (batch.len() as u64) > r) {
+                                    rows.hand_back(batch.split_off(room as usize));
+                                }
                                 // A long batch is decoded whole, in
                                 // vocabulary order, before its rows are
                                 // written.

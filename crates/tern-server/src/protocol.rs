@@ -28,8 +28,9 @@ pub struct QueryParams {
     pub quantum: Option<String>,
     /// `next=TOKEN`: the next page of a paged query.
     pub next: Option<String>,
-    /// `page-rows=N`: a page also ends once it holds N rows (at the end of
-    /// the batch of rows being written, so it may hold up to 16,384 more).
+    /// `page-rows=N`: a page also ends once it holds N rows, exactly: rows
+    /// of a batch past them wait, with the parked query, for the next page
+    /// (whose token then resumes on this server only).
     pub page_rows: Option<u64>,
     /// The base IRI a resumed query started with (from its token).
     pub base_iri: Option<String>,

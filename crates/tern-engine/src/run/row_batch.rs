@@ -88,6 +88,51 @@ impl RowBatch {
         self.len() == 0
     }
 
+    /// Cuts the batch after `at` rows and returns the rest (for a page
+    /// that ends within the batch; see [`SolutionStream::hand_back`]).
+    ///
+    /// [`SolutionStream::hand_back`]: super::SolutionStream::hand_back
+    pub fn split_off(&mut self, at: usize) -> RowBatch {
+        match &mut self.0 {
+            Rows::Ids {
+                columns, len, ctx, ..
+            } => {
+                let at = at.min(*len);
+                let tail = columns
+                    .iter_mut()
+                    .map(|column| column.split_off(at))
+                    .collect();
+                let tail_len = *len - at;
+                *len = at;
+                // Whole-batch decoding (`prepare`) stays with the head: its
+                // rows are a prefix of what was decoded.
+                RowBatch(Rows::Ids {
+                    columns: tail,
+                    len: tail_len,
+                    ctx: Arc::clone(ctx),
+                    decoded: None,
+                })
+            }
+            Rows::Owned(rows) => RowBatch(Rows::Owned(rows.split_off(at.min(rows.len())))),
+        }
+    }
+
+    /// The rows as terms, each a `Term` of its own (for the few rows a
+    /// suspension hands out).
+    pub(super) fn into_rows(self) -> Result<Vec<SolutionRow>, EngineError> {
+        if let Rows::Owned(rows) = self.0 {
+            return Ok(rows);
+        }
+        let terms = self.decode(0..self.len())?;
+        let mut out = Vec::new();
+        Ok((0..terms.len())
+            .map(|i| {
+                terms.row(i, &mut out);
+                out.iter().map(|t| t.map(TermRef::into_owned)).collect()
+            })
+            .collect())
+    }
+
     /// Decodes every column of a long batch whole, now (on all cores), so
     /// that [`decode`](Self::decode) only hands out slices of it. Asked for
     /// all at once, the vocabulary reads the terms of a column in its own

@@ -6,7 +6,7 @@ use super::SolutionRow;
 use crate::context::{CancelFlag, QueryContext};
 use crate::exec::{BoxedOperator, Operator, BATCH_ROWS};
 use crate::expr::is_blank_variable;
-use crate::suspend::{SavedQuery, Stash, StashSize};
+use crate::suspend::{OperatorState, SavedQuery, Stash, StashSize};
 use crate::EngineError;
 use oxrdf::Variable;
 use std::collections::VecDeque;
@@ -35,6 +35,13 @@ fn per_column<T: Send>(
     }
 }
 
+/// The operators' checkpoint before a batch, and the rows they produced
+/// for it since (skipped ones included).
+struct BatchMark {
+    before: Option<OperatorState>,
+    rows: u64,
+}
+
 /// Solutions as terms, decoded a batch at a time.
 pub struct SolutionStream {
     ctx: Arc<QueryContext>,
@@ -43,6 +50,18 @@ pub struct SolutionStream {
     /// variables are not).
     shown: Vec<usize>,
     buffer: VecDeque<SolutionRow>,
+    /// Rows handed back by the writer (see [`hand_back`](Self::hand_back)):
+    /// they come next, before anything else.
+    held: Option<RowBatch>,
+    /// Where the operators stood before the batch `next_ids` made last,
+    /// kept while [`mark_batches`](Self::mark_batches) is on: a page that
+    /// hands rows of that batch back can still be resumed anywhere, from
+    /// there, skipping the rows it had.
+    mark: Option<BatchMark>,
+    marking: bool,
+    /// Rows of the operators' output still to drop: the query resumed from
+    /// a point before rows an earlier page had.
+    skip: u64,
     done: bool,
     /// The rows are the triples of CONSTRUCT or DESCRIBE.
     triples: bool,
@@ -62,6 +81,10 @@ impl SolutionStream {
             root,
             shown,
             buffer: VecDeque::new(),
+            held: None,
+            mark: None,
+            marking: false,
+            skip: 0,
             done: false,
             triples: false,
         }
@@ -101,15 +124,17 @@ impl SolutionStream {
                     }
                 }
                 Some(batch) => {
+                    let from = self.skipped(batch.len);
+                    let len = batch.len - from;
                     // Columns are decoded on all cores (decoding terms is
                     // most of the cost of exporting a large result); terms
                     // are then moved into their rows, not copied.
-                    let decode = |&c: &usize| self.ctx.terms(&batch.columns[c]);
+                    let decode = |&c: &usize| self.ctx.terms(&batch.columns[c][from..]);
                     let decoded: Vec<Vec<Option<oxrdf::Term>>> =
-                        per_column(&self.shown, batch.len, decode)?;
+                        per_column(&self.shown, len, decode)?;
                     let mut columns: Vec<_> = decoded.into_iter().map(Vec::into_iter).collect();
-                    self.buffer.reserve(batch.len);
-                    for _ in 0..batch.len {
+                    self.buffer.reserve(len);
+                    for _ in 0..len {
                         self.buffer
                             .push_back(columns.iter_mut().map(|c| c.next().flatten()).collect());
                     }
@@ -122,11 +147,16 @@ impl SolutionStream {
     /// Stops here: the rows already decoded (they come before the suspension
     /// point and belong to this page) and the saved state.
     pub fn suspend(mut self, stash: &Stash) -> Result<(Vec<SolutionRow>, SavedQuery), EngineError> {
-        let rows = self.buffer.drain(..).collect();
+        let mut rows: Vec<SolutionRow> = match self.held.take() {
+            Some(held) => held.into_rows()?,
+            None => Vec::new(),
+        };
+        rows.extend(self.buffer.drain(..));
         let saved = SavedQuery {
             done: self.done,
             plan: self.root.save(stash)?,
             context: self.ctx.save(stash),
+            skip: self.skip,
         };
         Ok((rows, saved))
     }
@@ -140,16 +170,34 @@ impl SolutionStream {
     /// that point, for any other server; otherwise the query holds
     /// materialized state, only this server can resume it anyway, and the
     /// saved state names the parked stream alone (see [`SavedQuery::is_parked`]).
+    ///
+    /// Rows handed back ([`hand_back`](Self::hand_back)) are not handed
+    /// out: they stay with the parked stream and come first on the next
+    /// page. The operators are past them, so such a suspension has no
+    /// portable point either and names the parked stream alone.
     pub fn suspend_keeping(
         mut self,
         stash: &Stash,
     ) -> Result<(Vec<SolutionRow>, SavedQuery, u64), EngineError> {
         let rows = self.buffer.drain(..).collect();
-        let portable = self.root.checkpoint().map(|plan| SavedQuery {
-            done: self.done,
-            plan,
-            context: self.ctx.save(stash),
-        });
+        let portable = match &self.held {
+            None => self.root.checkpoint().map(|plan| SavedQuery {
+                done: self.done,
+                plan,
+                context: self.ctx.save(stash),
+                skip: self.skip,
+            }),
+            // Before the batch the held rows are from, skipping the rows
+            // of it that were handed out.
+            Some(held) => self.mark.as_ref().and_then(|mark| {
+                Some(SavedQuery {
+                    done: false,
+                    plan: mark.before.clone()?,
+                    context: self.ctx.save(stash),
+                    skip: mark.rows - held.len() as u64,
+                })
+            }),
+        };
         let handle = stash.put(ParkedStream(self));
         Ok((
             rows,
@@ -163,6 +211,7 @@ impl SolutionStream {
         self.ctx.restore(&saved.context, stash)?;
         self.root.restore(saved.plan.clone(), stash)?;
         self.done = saved.done;
+        self.skip = saved.skip;
         Ok(())
     }
 }
@@ -195,11 +244,42 @@ impl StashSize for ParkedStream {
 }
 
 impl SolutionStream {
+    /// Keeps, from now on, where the operators stood before each batch,
+    /// so that rows handed back ([`hand_back`](Self::hand_back)) do not
+    /// tie the query to this server (a checkpoint per batch: for paged
+    /// requests with a row limit).
+    pub fn mark_batches(&mut self) {
+        self.marking = true;
+    }
+
+    /// How many rows at the front of a batch of `len` rows from the
+    /// operators are dropped as already handed out (see [`SavedQuery::skip`]).
+    fn skipped(&mut self, len: usize) -> usize {
+        let from = self.skip.min(len as u64);
+        self.skip -= from;
+        from as usize
+    }
+
+    /// Gives back the rows of a batch from
+    /// [`next_batch_in_turn`](Self::next_batch_in_turn) that the caller
+    /// did not use (a page of `page-rows` rows ending within the batch):
+    /// they are the next batch, and a suspension keeps them for the next
+    /// page ([`suspend_keeping`](Self::suspend_keeping)).
+    pub fn hand_back(&mut self, rows: RowBatch) {
+        debug_assert!(self.held.is_none(), "one batch handed back at a time");
+        if !rows.is_empty() {
+            self.held = Some(rows);
+        }
+    }
+
     /// The next batch of rows, unless the turn ends at `until` first; rows
     /// decoded earlier (by [`next_in_turn`](Self::next_in_turn) or handed
     /// back) come first. Its terms are decoded by whoever writes it, slice
     /// by slice ([`RowBatch::decode`]).
     pub fn next_batch_in_turn(&mut self, until: Option<Instant>) -> Polled<RowBatch> {
+        if let Some(held) = self.held.take() {
+            return Polled::Ready(Ok(held));
+        }
         if !self.buffer.is_empty() {
             return Polled::Ready(Ok(RowBatch(Rows::Owned(self.buffer.drain(..).collect()))));
         }
@@ -220,6 +300,12 @@ impl SolutionStream {
     /// out over the cores).
     fn next_ids(&mut self, until: Option<Instant>) -> Result<Option<RowBatch>, EngineError> {
         self.ctx.set_turn_end(until);
+        if self.marking {
+            self.mark = Some(BatchMark {
+                before: self.root.checkpoint(),
+                rows: 0,
+            });
+        }
         let mut columns: Vec<Vec<tern_index::Id>> = vec![Vec::new(); self.shown.len()];
         let mut len = 0;
         while !self.done && len < GATHER_ROWS {
@@ -232,14 +318,22 @@ impl SolutionStream {
                     }
                 }
                 Some(mut batch) => {
+                    if let Some(mark) = &mut self.mark {
+                        mark.rows += batch.len as u64;
+                    }
+                    let from = self.skipped(batch.len);
                     for (into, &c) in columns.iter_mut().zip(&self.shown) {
-                        if into.is_empty() {
+                        if into.is_empty() && from == 0 {
                             *into = std::mem::take(&mut batch.columns[c]);
                         } else {
-                            into.extend_from_slice(&batch.columns[c]);
+                            into.extend_from_slice(&batch.columns[c][from..]);
                         }
                     }
-                    len += batch.len;
+                    len += batch.len - from;
+                    if len == 0 {
+                        // All of it was handed out before: on to the next.
+                        continue;
+                    }
                     let slow = batch.len < BATCH_ROWS;
                     if slow || until.is_some_and(|u| Instant::now() >= u) {
                         break;
@@ -264,6 +358,7 @@ impl SolutionStream {
     fn stop(&mut self) {
         self.done = true;
         self.buffer.clear();
+        self.held = None;
         super::retire::retire(&mut self.root);
     }
 

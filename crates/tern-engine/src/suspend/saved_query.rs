@@ -13,11 +13,16 @@ pub struct SavedQuery {
     pub done: bool,
     pub plan: OperatorState,
     pub context: OperatorState,
+    /// Rows the operators produce after `plan`'s point that an earlier
+    /// page already had: dropped on resuming (a page of `page-rows` that
+    /// ended within a batch; see `SolutionStream::hand_back`).
+    pub skip: u64,
 }
 
 /// 2: CONSTRUCT's template is an operator of the plan, with no state of
-/// its own beside it.
-const SAVED_QUERY_VERSION: u8 = 2;
+/// its own beside it. 3: rows to skip after the plan's point (version 2
+/// states are read as skipping none).
+const SAVED_QUERY_VERSION: u8 = 3;
 
 impl SavedQuery {
     /// Whether resuming needs materialized state from the stash of the
@@ -34,6 +39,7 @@ impl SavedQuery {
             done: false,
             plan: OperatorState::stashed(handle),
             context: OperatorState::default(),
+            skip: 0,
         }
     }
 
@@ -54,9 +60,11 @@ impl SavedQuery {
         out
     }
 
-    /// Compact bytes: a version byte, then the states.
+    /// Compact bytes: a version byte, whether done, the rows to skip, then
+    /// the states.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = vec![SAVED_QUERY_VERSION, u8::from(self.done)];
+        super::state::write_varint(self.skip, &mut out);
         self.plan.encode(&mut out);
         self.context.encode(&mut out);
         out
@@ -66,10 +74,12 @@ impl SavedQuery {
         let [version, done, rest @ ..] = bytes else {
             return Err(bad_state("truncated"));
         };
-        if *version != SAVED_QUERY_VERSION {
-            return Err(bad_state(format!("saved by format version {version}")));
-        }
         let mut rest = rest;
+        let skip = match *version {
+            SAVED_QUERY_VERSION => super::state::read_varint(&mut rest)?,
+            2 => 0,
+            _ => return Err(bad_state(format!("saved by format version {version}"))),
+        };
         let plan = OperatorState::decode(&mut rest)?;
         let context = OperatorState::decode(&mut rest)?;
         if !rest.is_empty() {
@@ -79,6 +89,7 @@ impl SavedQuery {
             done: *done == 1,
             plan,
             context,
+            skip,
         })
     }
 }

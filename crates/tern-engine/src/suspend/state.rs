@@ -105,7 +105,7 @@ impl OperatorState {
     }
 }
 
-fn write_varint(mut value: u64, out: &mut Vec<u8>) {
+pub(super) fn write_varint(mut value: u64, out: &mut Vec<u8>) {
     while value >= 0x80 {
         out.push((value as u8) | 0x80);
         value >>= 7;
@@ -113,7 +113,7 @@ fn write_varint(mut value: u64, out: &mut Vec<u8>) {
     out.push(value as u8);
 }
 
-fn read_varint(bytes: &mut &[u8]) -> Result<u64, EngineError> {
+pub(super) fn read_varint(bytes: &mut &[u8]) -> Result<u64, EngineError> {
     let mut value = 0u64;
     for shift in (0..64).step_by(7) {
         let (&b, rest) = bytes.split_first().ok_or_else(|| bad_state("truncated"))?;

@@ -335,6 +335,7 @@ mod tests {
                 done: false,
                 plan: OperatorState::new(vec![1, 2, 3, 4], vec![OperatorState::default()]),
                 context: OperatorState::new(vec![9, 9, 9], vec![]),
+                skip: 300,
             },
         }
     }
