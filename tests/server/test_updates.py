@@ -465,3 +465,27 @@ def test_stats_and_query_commands_read_logged_updates(own):
     line = next(l for l in stats.splitlines() if l.startswith("updates"))
     assert re.search(r"\b2 since the base\b", line), line
     assert f"{SAMPLE_TRIPLES + 1} quads now" in line, line
+
+
+def test_graph_store_requests_to_the_endpoint_are_served_as_the_graph_store(own):
+    """A Graph Store client given the endpoint's address (`/sparql?graph=`,
+    `/sparql?default`) gets the graph, as from `/store`, not the service
+    description (which it would take for the graph's content); queries with
+    such parameters in their URL still run as queries."""
+    g = ns("gsp-at-endpoint")
+    put = requests.put(f"{own.url}?graph={g}", data=f"<{ns('a')}> <{ns('p')}> 1 .",
+                       headers={"Content-Type": "text/turtle", **own.auth}, timeout=30)
+    assert put.status_code in (200, 201, 204), put.text
+    nt = {"Accept": "application/n-triples"}
+    got = requests.get(own.url, params={"graph": g}, headers=nt, timeout=30)
+    store = requests.get(own.url.replace("/sparql", "/store"), params={"graph": g}, headers=nt, timeout=30)
+    assert got.status_code == 200 and got.text == store.text and ns("p") in got.text
+    assert requests.get(own.url, params={"default": ""}, headers=nt, timeout=30).status_code == 200
+    assert requests.get(own.url, params={"graph": ns("no-such-graph")}, headers=nt, timeout=30).status_code == 404
+    # Without a graph: the service description, as before.
+    described = requests.get(own.url, headers={"Accept": "text/turtle"}, timeout=30)
+    assert described.status_code == 200 and "Service" in described.text
+    # A form query posted to a URL that happens to carry graph=: a query.
+    query = requests.post(f"{own.url}?graph={g}", data={"query": f"ASK {{ GRAPH <{g}> {{ ?s ?p 1 }} }}"},
+                          headers={"Accept": JSON}, timeout=30)
+    assert query.status_code == 200 and query.json()["boolean"] is True

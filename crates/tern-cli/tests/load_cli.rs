@@ -904,3 +904,25 @@ fn a_byte_order_mark_is_skipped_in_every_format() {
     let err = load_fails(dir, &["--index", "late", "late.nt"]);
     assert!(err.contains("late.nt:2:1"), "{err}");
 }
+
+/// Without a terminal (a log file, a service manager), each progress line
+/// starts with the UTC time, so a log says when each phase began.
+#[test]
+fn plain_progress_lines_carry_a_timestamp() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = write(dir.path(), "data.nt", &triples(10));
+    let out = ok(run(
+        dir.path(),
+        &["load", "--index", "idx", data.to_str().unwrap()],
+    ));
+    let phases: Vec<&str> = out.lines().filter(|l| l.contains("[tern load]")).collect();
+    assert!(phases.len() >= 2, "no phase lines in:\n{out}");
+    for line in phases {
+        let (stamp, rest) = line.split_once(' ').unwrap();
+        let shape = stamp.len() == 20
+            && stamp.ends_with('Z')
+            && stamp.as_bytes()[10] == b'T'
+            && stamp[..4].parse::<u32>().is_ok_and(|y| y >= 2024);
+        assert!(shape && rest.starts_with("[tern load] "), "{line:?}");
+    }
+}

@@ -73,6 +73,41 @@ const EXPOSED: &str = "Tern-Parse-Ms, Tern-Plan-Ms, Tern-Queue-Ms, Tern-Rows, Te
 /// Adds the CORS headers to the answer of a cross-origin request (one that
 /// has an `Origin` header, as browsers send); other clients are spared
 /// them (a third of a small update's answer, parsed by every client).
+/// Whether a request to the endpoint is a Graph Store request: its URL
+/// names a graph (`graph=` or `default`) and neither it nor its body is a
+/// query or an update.
+fn names_a_graph(uri: &Uri, headers: &HeaderMap) -> bool {
+    let keys: Vec<&str> = uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .map(|pair| pair.split_once('=').map_or(pair, |(key, _)| key))
+        .collect();
+    let sparql_body = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .is_some_and(|t| {
+            matches!(
+                t.as_str(),
+                "application/x-www-form-urlencoded"
+                    | "application/sparql-query"
+                    | "application/sparql-update"
+            )
+        });
+    keys.iter().any(|k| matches!(*k, "graph" | "default"))
+        && !keys
+            .iter()
+            .any(|k| matches!(*k, "query" | "update" | "next"))
+        && !sparql_body
+}
+
 pub(crate) fn cors(request: &HeaderMap, response: Response) -> Response {
     if request.contains_key(header::ORIGIN) {
         with_cors(response)
@@ -126,6 +161,13 @@ async fn sparql(
     let received = Instant::now();
     if method == Method::OPTIONS {
         return preflight();
+    }
+    if names_a_graph(&uri, &headers) {
+        // Graph Store clients given the endpoint's address (`?graph=IRI`,
+        // `?default`): served as the Graph Store, not with the service
+        // description, which they would take for the graph's content.
+        // Answered as `/store` answers (CORS included).
+        return crate::graph_store::handle(State(state), method, uri, headers, body).await;
     }
     let response = match handle(&state, peer, &method, &uri, &headers, body, received).await {
         Ok(response) => response,

@@ -37,7 +37,7 @@ impl Progress {
         if self.enabled && !self.terminal {
             // Never eprintln!: a closed stderr (`tern load ... 2>&1 | head`)
             // must not stop the load.
-            let _ = writeln!(std::io::stderr(), "[tern load] {name}");
+            let _ = writeln!(std::io::stderr(), "{} [tern load] {name}", timestamp());
         }
     }
 
@@ -67,7 +67,7 @@ impl Progress {
         if self.terminal {
             let _ = write!(err, "\r\x1b[2K[tern load] {line}");
         } else {
-            let _ = writeln!(err, "[tern load] {line}");
+            let _ = writeln!(err, "{} [tern load] {line}", timestamp());
         }
         let _ = err.flush();
     }
@@ -77,6 +77,22 @@ impl Progress {
             let _ = write!(std::io::stderr(), "\r\x1b[2K");
         }
     }
+}
+
+/// The time now in UTC, as plain log lines start (`2026-11-26T12:25:03Z`):
+/// a load's log then says when each phase began and how long it took.
+fn timestamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (y, mo, d) = crate::inline::civil_from_days((secs / 86_400) as i64);
+    let day = secs % 86_400;
+    format!(
+        "{y:04}-{mo:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        day / 3600,
+        day / 60 % 60,
+        day % 60
+    )
 }
 
 /// 1234567 → "1,234,567".
