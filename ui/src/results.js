@@ -25,7 +25,8 @@ export class ResultView {
   constructor({ query, form, prefixes, onDescribe, onError = () => {}, onPage = () => {} }) {
     Object.assign(this, { query, form, prefixes, onError, onPage });
     this.pages = []; // statistics of the latest pages (small), never their rows
-    this.pageCount = 0;
+    this.pageCount = 0; // requests, each a quantum (pages without rows too)
+    this.rowPages = 0; // pages with rows, as the reader numbers them
     this.rowsSoFar = 0;
     this.page = null;
     this.mode = "table";
@@ -75,11 +76,21 @@ export class ResultView {
     this.abort();
     const controller = (this.controller = new AbortController());
     this.nextButton.disabled = true;
-    this.status.textContent = first ? "Running…" : `Fetching page ${this.pageCount + 1}…`;
+    this.status.textContent = first ? "Running…" : `Fetching page ${this.rowPages + 1}…`;
     this.el.classList.add("loading");
     let page;
     try {
-      page = await api.fetchPage(params, this.accept, { signal: controller.signal, parseTriples: parseNTriples });
+      const fetch = (p) => api.fetchPage(p, this.accept, { signal: controller.signal, parseTriples: parseNTriples });
+      page = await fetch(params);
+      // A page can end before the query has its first rows (a sort still
+      // sorting when the quantum ends): such pages are followed at once,
+      // counted in the pages log, and the status says the query runs on.
+      while (page.next && page.kind !== "boolean" && page.kind !== "text" && page.rows.length === 0) {
+        this.pages.push({ number: ++this.pageCount, rows: 0, headers: page.headers, fetchMs: page.fetchMs });
+        if (this.pages.length > MAX_PAGE_LOG) this.pages.shift();
+        this.status.textContent = `${first ? "Running" : "Fetching"}… (${this.pageCount} quanta so far)`;
+        page = await fetch({ next: page.next });
+      }
     } catch (error) {
       if (controller.signal.aborted) return;
       this.el.classList.remove("loading");
@@ -93,6 +104,7 @@ export class ResultView {
     this.page = page; // the previous page is dropped here
     this.pages.push({ number: ++this.pageCount, rows, headers: page.headers, fetchMs: page.fetchMs });
     if (this.pages.length > MAX_PAGE_LOG) this.pages.shift();
+    this.rowPages += 1;
     if (first && !this.form) this.renderDownloads(page.kind === "triples" ? "CONSTRUCT" : "SELECT");
     this.render();
     this.onPage(this);
@@ -102,7 +114,7 @@ export class ResultView {
     const text = error.message || String(error);
     if (!first) {
       // Keep the page on screen; the button tries the same token again.
-      this.status.replaceChildren(h("span.inline-error", { role: "alert" }, `Page ${this.pageCount + 1} failed: ${text}`));
+      this.status.replaceChildren(h("span.inline-error", { role: "alert" }, `Page ${this.rowPages + 1} failed: ${text}`));
       this.nextButton.disabled = false;
       return;
     }
@@ -118,7 +130,7 @@ export class ResultView {
     const page = this.page;
     this.nextButton.hidden = !page.next;
     this.nextButton.disabled = false;
-    const n = this.pageCount;
+    const n = this.rowPages;
     this.modes.hidden = page.kind === "boolean" || page.kind === "text";
     if (page.kind === "boolean") {
       this.status.textContent = "ASK answer";
