@@ -1,12 +1,15 @@
-//! Accepting connections: each is served by hyper's HTTP/1 connection
-//! driver with a header read timeout, so a client that opens connections
-//! and never finishes a request head (slowloris) loses them after
-//! `header_timeout` instead of holding them open.
+//! Accepting connections: each speaks HTTP/1.1 or HTTP/2 (h2c with prior
+//! knowledge: the client starts with the HTTP/2 preface), told apart by its
+//! first bytes. HTTP/1 connections have a header read timeout, so a client
+//! that opens connections and never finishes a request head (slowloris)
+//! loses them after `header_timeout` instead of holding them open; HTTP/2
+//! connections are pinged while idle and closed when the pings go
+//! unanswered for as long.
 
 use axum::body::Body;
 use axum::Router;
-use hyper::server::conn::http1;
-use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -30,6 +33,20 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let graceful = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(header_timeout))
+        .keep_alive_timeout(header_timeout)
+        // Large results: windows that grow with the connection's
+        // bandwidth-delay product, not a fixed 64 KiB per stream.
+        .adaptive_window(true)
+        .max_concurrent_streams(256);
     loop {
         let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -54,11 +71,8 @@ pub async fn serve(
             request.extensions_mut().insert(Peer(peer));
             router.clone().call(request)
         });
-        let connection = http1::Builder::new()
-            .timer(TokioTimer::new())
-            .header_read_timeout(header_timeout)
-            .serve_connection(TokioIo::new(tcp), service);
-        let connection = graceful.watch(connection);
+        let connection = builder.serve_connection(TokioIo::new(tcp), service);
+        let connection = graceful.watch(connection.into_owned());
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!(target: "tern::connection", "{peer}: {e}");

@@ -53,6 +53,8 @@ pub struct QueryJob {
     pub solutions_format: Option<SolutionsFormat>,
     pub graph_format: Option<GraphFormat>,
     pub encoding: Encoding,
+    /// The compression level follows the client's pace (see `encoding`).
+    pub adaptive_compression: bool,
     pub explain: bool,
     pub fault_after: Option<u64>,
     pub received: Instant,
@@ -349,7 +351,7 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
         },
     };
     let (tx, rx) = mpsc::channel(QUEUE_CHUNKS);
-    let body = compress_stage(rx, job.encoding, QUEUE_CHUNKS);
+    let body = compress_stage(rx, job.encoding, QUEUE_CHUNKS, job.adaptive_compression);
     let page_stats = job.page.as_ref().map(PageRequest::stats);
     let mut sink = Sink {
         head: Some((

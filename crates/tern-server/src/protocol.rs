@@ -32,6 +32,9 @@ pub struct QueryParams {
     /// of a batch past them wait, with the parked query, for the next page
     /// (whose token then resumes on this server only).
     pub page_rows: Option<u64>,
+    /// `compression=fixed`: the fast level throughout, instead of one that
+    /// rises while the client is the bottleneck (`adaptive`, the default).
+    pub fixed_compression: bool,
     /// The base IRI a resumed query started with (from its token).
     pub base_iri: Option<String>,
     /// The snapshot a resumed query reads (from its token).
@@ -128,6 +131,17 @@ fn add_pairs(params: &mut QueryParams, encoded: &[u8]) -> Result<(), RequestErro
             }
             "sameas" => params.same_as = Some(value.parse().map_err(RequestError::BadRequest)?),
             "quantum" => params.quantum = Some(value),
+            "compression" => {
+                params.fixed_compression = match value.trim() {
+                    "fixed" => true,
+                    "adaptive" => false,
+                    other => {
+                        return Err(RequestError::BadRequest(format!(
+                            "compression is fixed or adaptive, not {other:?}"
+                        )))
+                    }
+                }
+            }
             "page-rows" => {
                 params.page_rows = Some(
                     value

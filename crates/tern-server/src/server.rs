@@ -153,11 +153,17 @@ async fn sparql(
     State(state): State<Arc<AppState>>,
     peer: Option<Extension<Peer>>,
     method: Method,
+    version: axum::http::Version,
     uri: Uri,
-    headers: HeaderMap,
+    mut headers: HeaderMap,
     body: Body,
 ) -> Response {
     let peer = peer.map(|Extension(Peer(addr))| addr.ip());
+    if version == axum::http::Version::HTTP_2 {
+        // Every HTTP/2 client reads trailers (they are a HEADERS frame, not
+        // a chunked-encoding feature): the error and the figures go there.
+        headers.insert(header::TE, HeaderValue::from_static("trailers"));
+    }
     let received = Instant::now();
     if method == Method::OPTIONS {
         return preflight();
@@ -417,6 +423,7 @@ pub(crate) async fn run_query(
         solutions_format,
         graph_format,
         encoding,
+        adaptive_compression: !params.fixed_compression,
         explain: params.explain,
         fault_after,
         received,

@@ -1,0 +1,229 @@
+//! Content codings, and the compression stage that runs on its own thread
+//! between a query's producer and the network, so that producing the next
+//! chunk and compressing the previous one overlap. Its level adapts to
+//! whichever side is slower (`level.rs`); `compressor.rs` owns the streams.
+
+mod compressor;
+mod level;
+
+use crate::chunk::Chunk;
+use bytes::Bytes;
+use compressor::Compressor;
+use level::LevelControl;
+use tokio::sync::mpsc::{self, error::TrySendError};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encoding {
+    Identity,
+    Gzip,
+    Deflate,
+    Brotli,
+    Zstd,
+}
+
+impl Encoding {
+    /// The levels an adaptive stream moves between, fastest first. The
+    /// first is the fixed level: export is about throughput, and it already
+    /// removes most of the redundancy of RDF text. Only zstd moves (see
+    /// `compressor.rs`).
+    fn ladder(self) -> &'static [i32] {
+        match self {
+            Encoding::Identity => &[0],
+            Encoding::Gzip | Encoding::Deflate | Encoding::Brotli => &[1],
+            Encoding::Zstd => &[1, 3, 6, 9],
+        }
+    }
+
+    /// The `Content-Encoding` / `Accept-Encoding` token.
+    pub fn token(self) -> &'static str {
+        match self {
+            Encoding::Identity => "identity",
+            Encoding::Gzip => "gzip",
+            Encoding::Deflate => "deflate",
+            Encoding::Brotli => "br",
+            Encoding::Zstd => "zstd",
+        }
+    }
+}
+
+/// Puts a compression stage after `input` when `encoding` asks for one and
+/// returns the channel the response body reads. The stage's output channel
+/// is as bounded as its input, so a slow client stops compression, which
+/// stops the producer. With `adaptive`, the level rises while the client
+/// is the bottleneck and falls back while it is not.
+pub fn compress_stage(
+    input: mpsc::Receiver<Chunk>,
+    encoding: Encoding,
+    capacity: usize,
+    adaptive: bool,
+) -> mpsc::Receiver<Chunk> {
+    let control = LevelControl::new(if adaptive {
+        encoding.ladder()
+    } else {
+        &encoding.ladder()[..1]
+    });
+    let compressor = match Compressor::new(encoding, control.level()) {
+        Ok(Some(c)) => c,
+        // Identity, or a compressor that cannot start: send uncompressed
+        // would lie about Content-Encoding, so identity is decided earlier
+        // and an init failure ends the stream as broken.
+        Ok(None) => return input,
+        Err(e) => {
+            tracing::error!("cannot start {} compressor: {e}", encoding.token());
+            let (_tx, rx) = mpsc::channel(1);
+            return rx;
+        }
+    };
+    let (tx, output) = mpsc::channel(capacity);
+    std::thread::Builder::new()
+        .name(format!("tern-{}", encoding.token()))
+        .spawn(move || run(compressor, control, input, tx))
+        .expect("spawn a compression thread");
+    output
+}
+
+fn run(
+    mut compressor: Compressor,
+    mut control: LevelControl,
+    mut input: mpsc::Receiver<Chunk>,
+    output: mpsc::Sender<Chunk>,
+) {
+    while let Some(chunk) = input.blocking_recv() {
+        match chunk {
+            Chunk::Data(data) => {
+                if let Err(e) = compressor.write(&data) {
+                    tracing::error!("compression failed: {e}");
+                    return;
+                }
+                // Nothing else waiting: let what we have leave now, so early
+                // rows are not held back inside the compressor's window.
+                if input.is_empty() {
+                    if let Err(e) = compressor.flush() {
+                        tracing::error!("compression failed: {e}");
+                        return;
+                    }
+                }
+                let out = compressor.take();
+                if out.is_empty() {
+                    continue;
+                }
+                let full = match output.try_send(Chunk::Data(Bytes::from(out))) {
+                    Ok(()) => false,
+                    Err(TrySendError::Full(chunk)) => {
+                        if output.blocking_send(chunk).is_err() {
+                            return; // The client went away.
+                        }
+                        true
+                    }
+                    Err(TrySendError::Closed(_)) => return,
+                };
+                if let Some(level) = control.observe(full) {
+                    if let Err(e) = compressor.set_level(level) {
+                        tracing::error!("compression failed: {e}");
+                        return;
+                    }
+                    tracing::debug!(target: "tern::compression", "level {level}");
+                }
+            }
+            Chunk::End(ending) => {
+                match compressor.finish() {
+                    Ok(out) if !out.is_empty() => {
+                        if output.blocking_send(Chunk::Data(Bytes::from(out))).is_err() {
+                            return;
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::error!("compression failed: {e}");
+                        return;
+                    }
+                }
+                let _ = output.blocking_send(Chunk::End(ending));
+                return;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chunk::Ending;
+    use std::io::Read;
+    use std::time::Duration;
+
+    /// 24 chunks of 1 MiB of result-like text (words drawn at random, which
+    /// a higher level compresses better).
+    fn chunks() -> Vec<Vec<u8>> {
+        const WORDS: [&str; 12] = [
+            "alpha", "beta", "gamma", "red", "green", "blue", "small", "large", "quick", "slow",
+            "warm", "cold",
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        (0..24)
+            .map(|c| {
+                let mut text = String::new();
+                let mut i = 0;
+                while text.len() < 1 << 20 {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let (a, b) = (WORDS[(x % 12) as usize], WORDS[((x >> 8) % 12) as usize]);
+                    text += &format!("<http://example.org/s{c}x{i}>\t\"{a} {b} {}\"\n", x % 1000);
+                    i += 1;
+                }
+                text.into_bytes()
+            })
+            .collect()
+    }
+
+    /// Runs the stage over `chunks` with a reader that waits `pause` after
+    /// each compressed chunk; returns what it read.
+    fn stream(adaptive: bool, pause: Duration) -> Vec<u8> {
+        let (tx, rx) = mpsc::channel(2);
+        let mut output = compress_stage(rx, Encoding::Zstd, 2, adaptive);
+        let feeder = std::thread::spawn(move || {
+            for chunk in chunks() {
+                tx.blocking_send(Chunk::Data(Bytes::from(chunk))).unwrap();
+            }
+            tx.blocking_send(Chunk::End(Ending::default())).unwrap();
+        });
+        let mut wire = Vec::new();
+        while let Some(chunk) = output.blocking_recv() {
+            match chunk {
+                Chunk::Data(data) => wire.extend_from_slice(&data),
+                Chunk::End(_) => break,
+            }
+            std::thread::sleep(pause);
+        }
+        feeder.join().unwrap();
+        wire
+    }
+
+    #[test]
+    fn a_slow_reader_gets_fewer_bytes_and_every_frame_decodes() {
+        let slow = Duration::from_millis(30);
+        let fixed = stream(false, slow);
+        let adaptive = stream(true, slow);
+        let mut decoded = Vec::new();
+        zstd::stream::read::Decoder::new(&adaptive[..])
+            .unwrap()
+            .read_to_end(&mut decoded)
+            .unwrap();
+        assert_eq!(decoded, chunks().concat());
+        assert!(
+            adaptive.len() * 100 < fixed.len() * 97,
+            "adaptive {} bytes, fixed {}",
+            adaptive.len(),
+            fixed.len()
+        );
+        // A reader that keeps up leaves the level at (or soon back at) the
+        // fast one: about the fixed level's bytes, not the slow reader's.
+        let fast = stream(true, Duration::ZERO).len();
+        assert!(
+            fast * 1000 > fixed.len() * 985,
+            "{fast} bytes, fixed {}",
+            fixed.len()
+        );
+    }
+}
