@@ -23,4 +23,7 @@ pub struct Ending {
     pub error: Option<String>,
     /// Outcome label for metrics when `error` is set.
     pub outcome: &'static str,
+    /// The compression levels the stream went through (none uncompressed),
+    /// in order: the adaptive level's path, for the access log.
+    pub levels: Vec<i32>,
 }

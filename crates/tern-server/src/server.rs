@@ -485,6 +485,13 @@ pub(crate) async fn run_query(
         Box::new(move |done| {
             // Off the list of running queries once it is done.
             drop(listed);
+            let levels = done.ending.as_ref().map_or_else(String::new, |e| {
+                e.levels
+                    .iter()
+                    .map(i32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            });
             let (outcome, rows, payload, error) = match &done.ending {
                 Some(e) if e.error.is_some() => {
                     (e.outcome, e.rows, e.payload_bytes, e.error.clone())
@@ -513,6 +520,7 @@ pub(crate) async fn run_query(
                 query_hash,
                 format,
                 encoding = encoding.token(),
+                levels,
                 rows,
                 payload_bytes = payload,
                 wire_bytes = done.wire_bytes,

@@ -10,6 +10,7 @@ use crate::chunk::Chunk;
 use bytes::Bytes;
 use compressor::Compressor;
 use level::LevelControl;
+use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{self, error::TrySendError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,9 +89,11 @@ fn run(
     mut input: mpsc::Receiver<Chunk>,
     output: mpsc::Sender<Chunk>,
 ) {
+    let mut levels = vec![control.level()];
     while let Some(chunk) = input.blocking_recv() {
         match chunk {
             Chunk::Data(data) => {
+                let started = Instant::now();
                 if let Err(e) = compressor.write(&data) {
                     tracing::error!("compression failed: {e}");
                     return;
@@ -104,28 +107,34 @@ fn run(
                     }
                 }
                 let out = compressor.take();
-                if out.is_empty() {
-                    continue;
-                }
-                let full = match output.try_send(Chunk::Data(Bytes::from(out))) {
-                    Ok(()) => false,
-                    Err(TrySendError::Full(chunk)) => {
-                        if output.blocking_send(chunk).is_err() {
-                            return; // The client went away.
+                let busy = started.elapsed();
+                let mut blocked = Duration::ZERO;
+                if !out.is_empty() {
+                    match output.try_send(Chunk::Data(Bytes::from(out))) {
+                        Ok(()) => {}
+                        Err(TrySendError::Full(chunk)) => {
+                            let waiting = Instant::now();
+                            if output.blocking_send(chunk).is_err() {
+                                return; // The client went away.
+                            }
+                            blocked = waiting.elapsed();
                         }
-                        true
+                        Err(TrySendError::Closed(_)) => return,
                     }
-                    Err(TrySendError::Closed(_)) => return,
-                };
-                if let Some(level) = control.observe(full) {
-                    if let Err(e) = compressor.set_level(level) {
-                        tracing::error!("compression failed: {e}");
-                        return;
+                }
+                if let Some(level) = control.observe(busy, blocked) {
+                    match compressor.set_level(level) {
+                        Ok(true) => levels.push(level),
+                        Ok(false) => {}
+                        Err(e) => {
+                            tracing::error!("compression failed: {e}");
+                            return;
+                        }
                     }
-                    tracing::debug!(target: "tern::compression", "level {level}");
                 }
             }
-            Chunk::End(ending) => {
+            Chunk::End(mut ending) => {
+                ending.levels = levels;
                 match compressor.finish() {
                     Ok(out) if !out.is_empty() => {
                         if output.blocking_send(Chunk::Data(Bytes::from(out))).is_err() {
@@ -150,9 +159,8 @@ mod tests {
     use super::*;
     use crate::chunk::Ending;
     use std::io::Read;
-    use std::time::Duration;
 
-    /// 24 chunks of 1 MiB of result-like text (words drawn at random, which
+    /// 256 chunks of 256 KiB of result-like text (words drawn at random, which
     /// a higher level compresses better).
     fn chunks() -> Vec<Vec<u8>> {
         const WORDS: [&str; 12] = [
@@ -160,11 +168,11 @@ mod tests {
             "warm", "cold",
         ];
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        (0..24)
+        (0..256)
             .map(|c| {
                 let mut text = String::new();
                 let mut i = 0;
-                while text.len() < 1 << 20 {
+                while text.len() < 256 << 10 {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
@@ -202,7 +210,7 @@ mod tests {
 
     #[test]
     fn a_slow_reader_gets_fewer_bytes_and_every_frame_decodes() {
-        let slow = Duration::from_millis(30);
+        let slow = Duration::from_millis(3);
         let fixed = stream(false, slow);
         let adaptive = stream(true, slow);
         let mut decoded = Vec::new();
