@@ -11,7 +11,7 @@ import { chartView, numericColumns } from "./chart.js";
 import { pagesTable } from "./plan.js";
 import { isGraphForm } from "./sparql.js";
 
-const SOLUTION_FORMATS = [["json", "json"], ["xml", "xml"], ["csv", "csv"], ["tsv", "tsv"], ["arrow", "arrow"]];
+const SOLUTION_FORMATS = [["json", "json"], ["xml", "xml"], ["csv", "csv"], ["tsv", "tsv"], ["arrow", "arrow"], ["parquet", "parquet"]];
 const GRAPH_FORMATS = [["turtle", "ttl"], ["ntriples", "nt"], ["nquads", "nq"], ["rdfxml", "rdf"], ["jsonld", "jsonld"]];
 const MAX_PAGE_LOG = 500; // per-page statistics kept (the latest)
 

@@ -45,6 +45,8 @@ pub enum SolutionsFormat {
     Tsv,
     /// Apache Arrow IPC stream; SELECT only.
     Arrow,
+    /// Apache Parquet, typed as Arrow; SELECT only.
+    Parquet,
 }
 
 /// Formats for CONSTRUCT and DESCRIBE results.
@@ -58,12 +60,13 @@ pub enum GraphFormat {
 }
 
 impl SolutionsFormat {
-    pub const ALL: [SolutionsFormat; 5] = [
+    pub const ALL: [SolutionsFormat; 6] = [
         SolutionsFormat::Json,
         SolutionsFormat::Xml,
         SolutionsFormat::Csv,
         SolutionsFormat::Tsv,
         SolutionsFormat::Arrow,
+        SolutionsFormat::Parquet,
     ];
 
     pub fn media_type(self) -> &'static str {
@@ -73,6 +76,7 @@ impl SolutionsFormat {
             SolutionsFormat::Csv => "text/csv",
             SolutionsFormat::Tsv => "text/tab-separated-values",
             SolutionsFormat::Arrow => "application/vnd.apache.arrow.stream",
+            SolutionsFormat::Parquet => "application/vnd.apache.parquet",
         }
     }
 
@@ -84,6 +88,7 @@ impl SolutionsFormat {
             SolutionsFormat::Csv => "csv",
             SolutionsFormat::Tsv => "tsv",
             SolutionsFormat::Arrow => "arrow",
+            SolutionsFormat::Parquet => "parquet",
         }
     }
 
@@ -94,6 +99,7 @@ impl SolutionsFormat {
             SolutionsFormat::Csv => Box::new(CsvWriter),
             SolutionsFormat::Tsv => Box::new(TsvWriter),
             SolutionsFormat::Arrow => Box::<ArrowWriter>::default(),
+            SolutionsFormat::Parquet => Box::new(ArrowWriter::parquet()),
         }
     }
 }

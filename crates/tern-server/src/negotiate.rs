@@ -17,6 +17,7 @@ fn solutions_types(format: SolutionsFormat) -> &'static [&'static str] {
         SolutionsFormat::Csv => &["text/csv"],
         SolutionsFormat::Tsv => &["text/tab-separated-values"],
         SolutionsFormat::Arrow => &["application/vnd.apache.arrow.stream"],
+        SolutionsFormat::Parquet => &["application/vnd.apache.parquet"],
     }
 }
 

@@ -39,7 +39,7 @@ pub fn describe(endpoint: &str, format: GraphFormat, updates: bool) -> Vec<u8> {
             SolutionsFormat::Xml => Some("SPARQL_Results_XML"),
             SolutionsFormat::Csv => Some("SPARQL_Results_CSV"),
             SolutionsFormat::Tsv => Some("SPARQL_Results_TSV"),
-            SolutionsFormat::Arrow => None,
+            SolutionsFormat::Arrow | SolutionsFormat::Parquet => None,
         })
         .chain(GraphFormat::ALL.iter().map(|f| match f {
             GraphFormat::Turtle => "Turtle",

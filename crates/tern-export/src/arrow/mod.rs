@@ -10,6 +10,12 @@
 //! column of N-Triples text. Each field's metadata says which it is
 //! (`tern:kind`). Rows are gathered into record batches of up to
 //! `BATCH_ROWS` rows or `BATCH_BYTES` of text.
+//!
+//! The same batches go into Parquet (`ArrowWriter::parquet`): each batch is
+//! a row group, written out as soon as it is full, so memory holds one
+//! batch; the footer (row groups' offsets and statistics) comes last, and
+//! the Arrow schema, field metadata included, rides in its key-value
+//! metadata as Arrow's writer puts it.
 
 mod column;
 mod value;
@@ -29,6 +35,8 @@ const SAMPLE_ROWS: usize = 1024;
 
 #[derive(Default)]
 pub struct ArrowWriter {
+    /// Parquet instead of the Arrow IPC stream.
+    parquet: bool,
     variables: Vec<Variable>,
     /// The first rows, kept until the columns' types are chosen.
     sample: Vec<Vec<Option<Term>>>,
@@ -37,13 +45,86 @@ pub struct ArrowWriter {
 
 struct State {
     schema: SchemaRef,
-    stream: StreamWriter<Vec<u8>>,
+    container: Container,
     columns: Vec<Column>,
     rows: usize,
 }
 
+/// Where record batches go: both write into a buffer that is moved to the
+/// output after each batch (the writers count what they wrote themselves,
+/// so draining their buffer does not disturb their offsets).
+enum Container {
+    Ipc(StreamWriter<Vec<u8>>),
+    Parquet(Box<parquet::arrow::ArrowWriter<Vec<u8>>>),
+}
+
+impl Container {
+    fn new(schema: &SchemaRef, parquet: bool) -> Container {
+        if !parquet {
+            return Container::Ipc(
+                StreamWriter::try_new(Vec::new(), schema).expect("IPC encoding into memory"),
+            );
+        }
+        use parquet::basic::Compression;
+        use parquet::file::properties::WriterProperties;
+        let properties = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_max_row_group_size(BATCH_ROWS)
+            .set_created_by(concat!("tern ", env!("CARGO_PKG_VERSION")).to_owned())
+            .build();
+        Container::Parquet(Box::new(
+            parquet::arrow::ArrowWriter::try_new(Vec::new(), schema.clone(), Some(properties))
+                .expect("the schema is one Parquet can hold"),
+        ))
+    }
+
+    /// Writes a batch (for Parquet, a whole row group) and moves the bytes
+    /// it made into `out`. Writing into memory cannot fail, and the batch
+    /// matches the schema by construction.
+    fn write(&mut self, batch: &RecordBatch, out: &mut Vec<u8>) {
+        match self {
+            Container::Ipc(stream) => {
+                stream.write(batch).expect("IPC encoding into memory");
+                out.append(stream.get_mut());
+            }
+            Container::Parquet(file) => {
+                file.write(batch).expect("Parquet encoding into memory");
+                file.flush().expect("Parquet encoding into memory");
+                out.append(file.inner_mut());
+            }
+        }
+    }
+
+    /// The end: IPC's end-of-stream marker, Parquet's footer.
+    fn finish(self, out: &mut Vec<u8>) {
+        match self {
+            Container::Ipc(mut stream) => {
+                stream.finish().expect("IPC encoding into memory");
+                out.append(stream.get_mut());
+            }
+            Container::Parquet(file) => {
+                let mut rest = file.into_inner().expect("Parquet encoding into memory");
+                out.append(&mut rest);
+            }
+        }
+    }
+
+    /// Bytes the container made before any batch (IPC's schema message).
+    fn take_head(&mut self, out: &mut Vec<u8>) {
+        match self {
+            Container::Ipc(stream) => out.append(stream.get_mut()),
+            Container::Parquet(file) => out.append(file.inner_mut()),
+        }
+    }
+}
+
 impl State {
-    fn new(variables: &[Variable], sample: &[Vec<Option<Term>>], out: &mut Vec<u8>) -> State {
+    fn new(
+        variables: &[Variable],
+        sample: &[Vec<Option<Term>>],
+        parquet: bool,
+        out: &mut Vec<u8>,
+    ) -> State {
         let columns: Vec<Column> = variables
             .iter()
             .enumerate()
@@ -54,12 +135,11 @@ impl State {
         let schema: SchemaRef = Arc::new(Schema::new(
             columns.iter().flat_map(Column::fields).collect::<Vec<_>>(),
         ));
-        let mut stream =
-            StreamWriter::try_new(Vec::new(), &schema).expect("IPC encoding into memory");
-        out.append(stream.get_mut());
+        let mut container = Container::new(&schema, parquet);
+        container.take_head(out);
         let mut state = State {
             schema,
-            stream,
+            container,
             columns,
             rows: 0,
         };
@@ -92,17 +172,24 @@ impl State {
         // Vec cannot fail.
         let batch =
             RecordBatch::try_new(self.schema.clone(), arrays).expect("columns match the schema");
-        self.stream.write(&batch).expect("IPC encoding into memory");
-        out.append(self.stream.get_mut());
+        self.container.write(&batch, out);
         self.rows = 0;
     }
 }
 
 impl ArrowWriter {
+    /// A writer of Parquet instead of the Arrow IPC stream.
+    pub fn parquet() -> ArrowWriter {
+        ArrowWriter {
+            parquet: true,
+            ..ArrowWriter::default()
+        }
+    }
+
     /// Chooses the columns' types from the rows kept so far and writes them.
     fn start(&mut self, out: &mut Vec<u8>) {
         let sample = std::mem::take(&mut self.sample);
-        self.state = Some(State::new(&self.variables, &sample, out));
+        self.state = Some(State::new(&self.variables, &sample, self.parquet, out));
     }
 }
 
@@ -132,8 +219,7 @@ impl SolutionsWriter for ArrowWriter {
         }
         if let Some(mut state) = self.state.take() {
             state.flush_batch(out);
-            state.stream.finish().expect("IPC encoding into memory");
-            out.append(state.stream.get_mut());
+            state.container.finish(out);
         }
     }
 
