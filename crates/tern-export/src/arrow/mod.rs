@@ -12,8 +12,8 @@
 //! `BATCH_ROWS` rows or `BATCH_BYTES` of text.
 //!
 //! The same batches go into Parquet (`ArrowWriter::parquet`): each batch is
-//! a row group, written out as soon as it is full, so memory holds one
-//! batch; the footer (row groups' offsets and statistics) comes last, and
+//! a row group (of up to `PARQUET_BATCH_BYTES` of text), written out as soon
+//! as it is full, so memory holds one batch; the footer (row groups' offsets and statistics) comes last, and
 //! the Arrow schema, field metadata included, rides in its key-value
 //! metadata as Arrow's writer puts it.
 
@@ -30,6 +30,10 @@ use std::sync::Arc;
 
 const BATCH_ROWS: usize = 64 * 1024;
 const BATCH_BYTES: usize = 1 << 20;
+/// A Parquet batch is a row group, which readers want large (each has its
+/// own pages and statistics): up to BATCH_ROWS rows and 16 MiB of text,
+/// where 1 MiB made row groups of about 4,000 rows on BSBM.
+const PARQUET_BATCH_BYTES: usize = 16 << 20;
 /// Rows whose values choose the columns' types.
 const SAMPLE_ROWS: usize = 1024;
 
@@ -158,7 +162,11 @@ impl State {
         }
         self.rows += 1;
         let bytes: usize = self.columns.iter().map(Column::text_bytes).sum();
-        if self.rows >= BATCH_ROWS || bytes >= BATCH_BYTES {
+        let most_bytes = match self.container {
+            Container::Ipc(_) => BATCH_BYTES,
+            Container::Parquet(_) => PARQUET_BATCH_BYTES,
+        };
+        if self.rows >= BATCH_ROWS || bytes >= most_bytes {
             self.flush_batch(out);
         }
     }
