@@ -173,8 +173,10 @@ impl SolutionStream {
     ///
     /// Rows handed back ([`hand_back`](Self::hand_back)) are not handed
     /// out: they stay with the parked stream and come first on the next
-    /// page. The operators are past them, so such a suspension has no
-    /// portable point either and names the parked stream alone.
+    /// page. The operators are past them, so the portable point is then
+    /// the one from before their batch ([`mark_batches`](Self::mark_batches)),
+    /// with the rows of it that were handed out to skip; without a mark,
+    /// the saved state names the parked stream alone.
     pub fn suspend_keeping(
         mut self,
         stash: &Stash,
