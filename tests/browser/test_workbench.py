@@ -214,7 +214,7 @@ def test_csv_download(sample_server, workbench_for):
     assert len(lines) == 4
     # Every solution format is offered.
     formats = wb.page.eval_on_selector_all('[data-panel="result"] a.download', "as => as.map(a => a.dataset.format)")
-    assert formats == ["json", "xml", "csv", "tsv", "arrow"]
+    assert formats == ["json", "xml", "csv", "tsv", "arrow", "parquet"]
 
 
 def test_explain_shows_operator_tree(sample_server, workbench_for):

@@ -14,7 +14,7 @@ import numpy
 import pytest
 import requests
 
-pa = pytest.importorskip("pyarrow")
+import pyarrow as pa  # noqa: E402
 import pyarrow.ipc  # noqa: E402
 import pyarrow.parquet  # noqa: E402
 
@@ -209,7 +209,8 @@ def test_pandas_polars_and_duckdb_read_the_types(server, container):
     assert df["iri"].dtype.name == "category"
     assert df["dec"][0] == decimal.Decimal("2.50")
 
-    polars = pytest.importorskip("polars")
+    import polars
+
     frame = polars.from_arrow(table)
     assert frame.schema["n"] == polars.Int64
     assert frame.schema["d"] == polars.Float64
@@ -219,7 +220,8 @@ def test_pandas_polars_and_duckdb_read_the_types(server, container):
     assert frame["n"].to_list() == [1, -20, None]
     assert frame["day"].to_list()[:2] == [datetime.date(2024, 2, 29), datetime.date(1969, 12, 31)]
 
-    duckdb = pytest.importorskip("duckdb")
+    import duckdb
+
     con = duckdb.connect()
     con.register("result", table)
     described = dict(con.execute("DESCRIBE result").fetchall() and [(r[0], r[1]) for r in con.execute("DESCRIBE result").fetchall()])

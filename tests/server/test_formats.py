@@ -186,7 +186,6 @@ def test_describe(server):
 def test_arrow_stream(server):
     """Typed columns and their companions give back exactly the expected
     rows (test_arrow_types.py checks every type)."""
-    pytest.importorskip("pyarrow")
     import pyarrow.ipc
     from test_arrow_types import terms_of_table
 

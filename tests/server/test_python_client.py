@@ -167,7 +167,6 @@ def test_pages_are_fetched_lazily(big_server):
 
 
 def test_dataframe_columns_and_values(server):
-    pytest.importorskip("pandas")
     df = Client(server.url, quantum="1ms").dataframe(OBSERVATIONS)
     assert list(df.columns) == ["obs", "count", "at", "on", "verified"]
     assert df.shape == (5, 5)
@@ -185,7 +184,6 @@ def test_dataframe_columns_and_values(server):
 
 
 def test_dataframe_without_conversion_keeps_terms(big_server):
-    pytest.importorskip("pandas")
     df = Client(big_server.url).dataframe(LABELS + " ORDER BY ?s LIMIT 3", convert=False)
     assert df.shape == (3, 2)
     assert df["s"][0] == IRI(BIG + "s0")
