@@ -12,9 +12,13 @@ mod common;
 
 const EX: &str = "http://example.org/";
 
-/// People with ages, friends, cities and names; about 60,000 triples.
+/// People with ages, friends, cities and names; about 60,000 triples. The
+/// domains of `knows` and `email` make their subjects persons under
+/// inference.
 fn generate() -> String {
-    let mut out = String::new();
+    let domain = "<http://www.w3.org/2000/01/rdf-schema#domain>";
+    let mut out =
+        format!("<{EX}knows> {domain} <{EX}Person> .\n<{EX}email> {domain} <{EX}Person> .\n");
     let mut state = 42u64;
     let mut next = |m: u64| {
         state = state
@@ -77,6 +81,9 @@ const QUERIES: &[&str] = &[
     // per row of its input.
     "PREFIX ex: <http://example.org/> PREFIX path: <urn:tern:path:> SELECT ?e ?l WHERE { SERVICE <urn:tern:path> { [] path:source ex:person1 ; path:predicate ex:knows ; path:end ?e ; path:length ?l } }",
     "PREFIX ex: <http://example.org/> PREFIX path: <urn:tern:path:> SELECT ?a ?l WHERE { ?a ex:city ex:city3 . SERVICE <urn:tern:path> { [] path:source ?a ; path:target ex:person7 ; path:predicate ex:knows ; path:length ?l } }",
+    // Under inference: the persons (by the domains) of one city, a union
+    // of patterns looked up per row of the city's people.
+    "PREFIX ex: <http://example.org/> SELECT ?a ?b FROM <urn:tern:inference:rdfs> WHERE { ?a ex:city ex:city3 ; a ex:Person ; ex:knows ?b }",
 ];
 
 /// The next number of a xorshift sequence: seeded, reproducible suspension

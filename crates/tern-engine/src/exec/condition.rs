@@ -7,7 +7,10 @@
 //! - integer arithmetic over columns ([`IntegerComparison`]);
 //! - a variable (not) equal to an IRI: every term has one ID, and an IRI is
 //!   `=` to exactly itself (to a literal it is unequal, not an error);
-//! - `sameTerm` of two variables: equal IDs are the same term.
+//! - `sameTerm` of two variables: equal IDs are the same term;
+//! - `isLiteral(?v)` (or its negation): an ID's tag, or for the
+//!   vocabulary its position, says whether it is a literal (the inference
+//!   rewriting puts `!isLiteral` above every triple it reads backwards).
 //!
 //! Rows with any other value (a number of another type, a string, an
 //! unbound variable) go through the general evaluator, which implements
@@ -43,6 +46,7 @@ enum OnIds {
     Integers(IntegerComparison),
     Iri(IriEquality),
     SameTerm(SameTermOfColumns),
+    Literal(IsLiteralOfColumn),
 }
 
 impl OnIds {
@@ -61,6 +65,9 @@ impl OnIds {
         if let Some(c) = SameTermOfColumns::compile(expression, variables) {
             return Some(OnIds::SameTerm(c));
         }
+        if let Some(c) = IsLiteralOfColumn::compile(ctx, expression, variables) {
+            return Some(OnIds::Literal(c));
+        }
         IriEquality::compile(ctx, expression, variables).map(OnIds::Iri)
     }
 
@@ -70,6 +77,7 @@ impl OnIds {
             OnIds::Integers(c) => c.decide(row),
             OnIds::Iri(c) => c.decide(row),
             OnIds::SameTerm(c) => c.decide(row),
+            OnIds::Literal(c) => c.decide(row),
         }
     }
 }
@@ -148,6 +156,53 @@ impl SameTermOfColumns {
     fn decide(&self, row: &[Id]) -> Option<bool> {
         let (a, b) = (row[self.columns.0], row[self.columns.1]);
         (a != Id::UNDEFINED && b != Id::UNDEFINED).then_some((a == b) != self.negated)
+    }
+}
+
+/// `isLiteral(?column)`, or its negation: inline values are literals,
+/// blank nodes are not, and the vocabulary's literals are the IDs from its
+/// first literal on (IRI keys sort first). Terms of the query's or the
+/// updates' own vocabulary go to the evaluator.
+struct IsLiteralOfColumn {
+    column: usize,
+    first_literal: Id,
+    negated: bool,
+}
+
+impl IsLiteralOfColumn {
+    fn compile(
+        ctx: &QueryContext,
+        expression: &Expression,
+        variables: &[Variable],
+    ) -> Option<IsLiteralOfColumn> {
+        use Expression as E;
+        let (expression, negated) = match expression {
+            E::Not(inner) => (inner.as_ref(), true),
+            other => (other, false),
+        };
+        let E::FunctionCall(spargebra::algebra::Function::IsLiteral, arguments) = expression else {
+            return None;
+        };
+        let [E::Variable(variable)] = arguments.as_slice() else {
+            return None;
+        };
+        Some(IsLiteralOfColumn {
+            column: variables.iter().position(|v| v == variable)?,
+            first_literal: ctx.index.first_literal().ok()?,
+            negated,
+        })
+    }
+
+    /// Unbound values are the evaluator's (an error, also under `!`).
+    fn decide(&self, row: &[Id]) -> Option<bool> {
+        let value = row[self.column];
+        let literal = match value.tag() {
+            Tag::Undefined | Tag::LocalVocab | Tag::DeltaVocab => return None,
+            Tag::BlankNode => false,
+            Tag::Vocab => value >= self.first_literal,
+            _ => true,
+        };
+        Some(literal != self.negated)
     }
 }
 

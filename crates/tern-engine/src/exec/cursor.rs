@@ -187,3 +187,36 @@ impl RowCursor {
         self.input.restore(state.into_child()?, stash)
     }
 }
+
+/// The state of a join that looks its right side up per left row (index
+/// joins): the left cursor, at the current row, and how many matches of
+/// that row were joined already. Whatever the lookups cached is looked up
+/// again after restoring.
+impl RowCursor {
+    pub fn save_with_matches(
+        &mut self,
+        next_match: usize,
+        stash: &Stash,
+    ) -> Result<OperatorState, EngineError> {
+        let left = self.save(stash)?;
+        Ok(OperatorState::new(vec![next_match as u64], vec![left]))
+    }
+
+    pub fn checkpoint_with_matches(&self, next_match: usize) -> Option<OperatorState> {
+        let left = self.checkpoint()?;
+        Some(OperatorState::new(vec![next_match as u64], vec![left]))
+    }
+
+    /// Restores the cursor; returns the matches already joined.
+    pub fn restore_with_matches(
+        &mut self,
+        state: OperatorState,
+        stash: &Stash,
+    ) -> Result<usize, EngineError> {
+        let next_match =
+            usize::try_from(state.number(0)?).map_err(|_| bad_state("index join matches"))?;
+        let [left] = state.into_children()?;
+        self.restore(left, stash)?;
+        Ok(next_match)
+    }
+}

@@ -16,7 +16,7 @@ use super::rows::{Solution, Sources};
 use super::scan::{GraphScope, PatternTerm, Scan};
 use super::{Batch, BatchRamp, BoxedOperator, Operator};
 use crate::context::{MemoryCharge, QueryContext};
-use crate::suspend::{bad_state, OperatorState, Stash};
+use crate::suspend::{OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use rustc_hash::FxHashMap;
@@ -306,13 +306,7 @@ impl Operator for IndexJoin {
     }
 
     fn describe(&self) -> OperatorInfo {
-        let shared: Vec<Variable> = self
-            .pattern_variables
-            .iter()
-            .zip(&self.bound_from)
-            .filter(|(_, b)| b.is_some())
-            .map(|(v, _)| v.clone())
-            .collect();
+        let shared = super::bound_variable_list(&self.pattern_variables, &self.bound_from);
         let scan = Scan::of(
             self.ctx.clone(),
             self.pattern_variables.clone(),
@@ -326,7 +320,7 @@ impl Operator for IndexJoin {
         };
         OperatorInfo {
             name,
-            detail: format!("on {} {how} {}", super::variable_list(&shared), scan.detail),
+            detail: format!("on {shared} {how} {}", scan.detail),
             // Lookups, shown where scans show blocks read.
             blocks_read: Some(self.lookups.clone()),
         }
@@ -339,23 +333,19 @@ impl Operator for IndexJoin {
     /// The left cursor (at the current row) and the matches of that row
     /// already joined; the lookup cache is looked up again.
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
-        let left = self.left.save(stash)?;
-        Ok(OperatorState::new(vec![self.next_match as u64], vec![left]))
+        self.left.save_with_matches(self.next_match, stash)
     }
 
     fn checkpoint(&self) -> Option<OperatorState> {
-        let left = self.left.checkpoint()?;
-        Some(OperatorState::new(vec![self.next_match as u64], vec![left]))
+        self.left.checkpoint_with_matches(self.next_match)
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        self.next_match =
-            usize::try_from(state.number(0)?).map_err(|_| bad_state("index join matches"))?;
         self.found.clear();
         self.found_rows.clear();
         self.complete = false;
-        let [left] = state.into_children()?;
-        self.left.restore(left, stash)
+        self.next_match = self.left.restore_with_matches(state, stash)?;
+        Ok(())
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {

@@ -46,6 +46,8 @@ mod sort_steps;
 mod spill;
 mod synonyms;
 mod union;
+mod union_index_join;
+mod union_of_patterns;
 mod values;
 
 pub use batch::{batch_of, map_indexes, map_rows, next_chunk, Batch, BatchRamp, BATCH_ROWS};
@@ -67,7 +69,8 @@ pub use measured::Measured;
 pub use merge_join::MergeJoin;
 pub use minus::Minus;
 pub use operator::{
-    join_detail, restore_materialized, save_materialized, variable_list, BoxedOperator, Operator,
+    bound_variable_list, join_detail, restore_materialized, save_materialized, variable_list,
+    BoxedOperator, Operator,
 };
 pub use order_by::OrderBy;
 pub use path::PathScan;
@@ -85,4 +88,6 @@ pub use shortest_path::{
 pub use slice::Slice;
 pub use synonyms::Synonyms;
 pub use union::Union;
+pub use union_index_join::UnionIndexJoin;
+pub use union_of_patterns::{BranchValue, UnionBranch, UnionOfPatterns, MAX_UNION_WIDTH};
 pub use values::Values;

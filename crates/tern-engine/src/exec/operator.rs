@@ -92,6 +92,18 @@ pub fn variable_list(variables: &[Variable]) -> String {
         .join(" ")
 }
 
+/// The variables of a looked-up pattern that the left rows bind (an index
+/// join's keys), for EXPLAIN.
+pub fn bound_variable_list(variables: &[Variable], bound_from: &[Option<usize>]) -> String {
+    let bound: Vec<Variable> = variables
+        .iter()
+        .zip(bound_from)
+        .filter(|(_, b)| b.is_some())
+        .map(|(v, _)| v.clone())
+        .collect();
+    variable_list(&bound)
+}
+
 /// The join variables of a two-input operator, for EXPLAIN.
 pub fn join_detail(shared: &[(usize, usize)], left: &[Variable]) -> String {
     let on: Vec<Variable> = shared.iter().map(|&(l, _)| left[l].clone()).collect();

@@ -7,10 +7,11 @@ use super::exists;
 use super::join_order::{self, JoinTree, PatternEstimate};
 use super::join_sample::{self, ScanSpec};
 use super::planner::{GraphContext, Planner};
+use super::union_leaf::{ResolvedLeaf, UnionLeafShape};
 use crate::context::QueryContext;
 use crate::exec::{
     BoxedOperator, Filter, GraphScope, HashJoin, IndexJoin, Measured, MergeJoin, PatternRows,
-    PatternTerm, Scan, Values,
+    PatternTerm, Scan, UnionIndexJoin, UnionOfPatterns, Values,
 };
 use crate::expr::{blank_variable, expression_variables, Scope};
 use crate::EngineError;
@@ -108,17 +109,31 @@ impl Planner {
         ranges: &[(Variable, ScanRange)],
         filters: &mut FilterPlacement,
     ) -> Result<BoxedOperator, EngineError> {
+        self.plan_group(patterns, &[], graph, ranges, filters)
+    }
+
+    /// A group of triple patterns and union leaves ([`union_leaf`]), joined
+    /// in one order: a leaf is weighed like a pattern and may be looked up
+    /// per row of the rest.
+    pub(super) fn plan_group(
+        &self,
+        patterns: &[TriplePattern],
+        leaves: &[UnionLeafShape],
+        graph: &GraphContext,
+        ranges: &[(Variable, ScanRange)],
+        filters: &mut FilterPlacement,
+    ) -> Result<BoxedOperator, EngineError> {
         // Each triple pattern becomes a scan and a join, and ordering the
         // joins takes time quadratic in their number (4,000 patterns took
         // 1.8 s, 16,000 took 37 s), which no deadline interrupts.
-        if patterns.len() > MAX_BGP_PATTERNS {
+        let parts = patterns.len() + leaves.len();
+        if parts > MAX_BGP_PATTERNS {
             return Err(EngineError::TooComplex(format!(
-                "a group of {} triple patterns; the limit is {MAX_BGP_PATTERNS} in one group",
-                patterns.len()
+                "a group of {parts} triple patterns; the limit is {MAX_BGP_PATTERNS} in one group",
             )));
         }
-        self.spend(patterns.len())?;
-        if patterns.is_empty() {
+        self.spend(parts)?;
+        if parts == 0 {
             // The empty pattern has one solution; under GRAPH ?g, one per graph.
             if let GraphContext::Variable(v) = graph {
                 let rows = self
@@ -134,32 +149,44 @@ impl Planner {
         let mut scans: Vec<ScanSpec> = Vec::new();
         let mut all_variables: Vec<Variable> = Vec::new();
         let mut seen_variables: FxHashSet<Variable> = FxHashSet::default();
-        let mut missing = false;
-        for pattern in patterns {
-            let (variables, scan) = self.resolve_pattern(pattern, graph, ranges)?;
-            for v in &variables {
+        let mut add_variables = |variables: &[Variable]| {
+            for v in variables {
                 if seen_variables.insert(v.clone()) {
                     all_variables.push(v.clone());
                 }
             }
+        };
+        let mut missing = false;
+        for pattern in patterns {
+            let (variables, scan) = self.resolve_pattern(pattern, graph, ranges)?;
+            add_variables(&variables);
             match scan {
                 Some(scan) if !missing => scans.push(scan),
                 Some(_) => {}
                 None => missing = true,
             }
         }
+        let mut resolved = Vec::with_capacity(leaves.len());
+        for shape in leaves {
+            let leaf = self.resolve_union_leaf(shape, graph)?;
+            add_variables(&leaf.variables);
+            missing |= leaf.is_empty();
+            resolved.push(leaf);
+        }
         if missing {
             return Ok(Box::new(Values::empty(all_variables)));
         }
-        let estimates: Vec<PatternEstimate> = scans
+        let mut estimates: Vec<PatternEstimate> = scans
             .iter()
             .map(|(rows, variables, pattern)| self.pattern_estimate(*rows, variables, pattern))
             .collect();
+        estimates.extend(resolved.iter().map(ResolvedLeaf::estimate));
         // For one row (ASK, LIMIT 1), index joins from the smallest pattern
         // find it without reading any input whole; for more, the cheapest
         // plan with its hash joins turned into lookups (`build_join_tree`)
         // was faster on biblio (union-limit: merge joins of sorted scans
-        // stream as well).
+        // stream as well). Only triple patterns are sampled (the first
+        // `scans.len()` leaves of the order).
         let (tree, sampled) = if self.first_rows() == 1 {
             (join_order::pipelined(&estimates), Vec::new())
         } else {
@@ -169,7 +196,12 @@ impl Planner {
         let estimator = join_order::Estimator::new(&estimates, &sampled);
         let scope = self.scope(graph);
         let mut placed = |operator: BoxedOperator| filters.place(&self.ctx, operator, &scope);
-        Ok(self.build_join_tree(&tree, &scans, &estimator, &mut placed))
+        let leaves = Leaves {
+            scans: &scans,
+            unions: &resolved,
+            graph,
+        };
+        self.build_join_tree(&tree, &leaves, &estimator, &mut placed)
     }
 
     /// One triple pattern resolved against the index and estimated: its
@@ -318,6 +350,7 @@ impl Planner {
             rows,
             variables,
             sorted_on,
+            lookup_cost: 1.0,
         }
     }
 
@@ -326,43 +359,116 @@ impl Planner {
     pub(super) fn build_join_tree(
         &self,
         tree: &JoinTree,
-        scans: &[ScanSpec],
+        leaves: &Leaves,
         estimates: &join_order::Estimator,
         placed: &mut dyn FnMut(BoxedOperator) -> BoxedOperator,
-    ) -> BoxedOperator {
+    ) -> Result<BoxedOperator, EngineError> {
         let ctx = &self.ctx;
         let estimate = |t: &JoinTree| estimates.rows(t).round() as u64;
-        let mut build = |t: &JoinTree| self.build_join_tree(t, scans, estimates, &mut *placed);
+        let mut build = |t: &JoinTree| self.build_join_tree(t, leaves, estimates, &mut *placed);
         let operator: BoxedOperator = match tree {
             JoinTree::Scan(i) => {
-                let (rows, variables, pattern) = scans[*i].clone();
-                let scan = Box::new(Scan::of(ctx.clone(), variables, pattern));
-                return placed(Box::new(Measured::new(scan, Some(rows))));
+                let scan = match leaves.get(*i) {
+                    Leaf::Pattern((rows, variables, pattern)) => {
+                        let scan = Box::new(Scan::of(ctx.clone(), variables.clone(), *pattern));
+                        Measured::new(scan, Some(*rows))
+                    }
+                    Leaf::Union(leaf) => {
+                        let union = self.plan(&leaf.shape.pattern, leaves.graph)?;
+                        Measured::new(union, Some(leaf.rows()))
+                    }
+                };
+                return Ok(placed(Box::new(scan)));
             }
             JoinTree::Hash(a, b) => {
                 let (mut probe, mut build_side) = (a, b);
                 if estimate(probe) < estimate(build_side) {
                     std::mem::swap(&mut probe, &mut build_side);
                 }
-                let probe = build(probe);
-                match self.lookup_for_first_rows(build_side, scans, probe.variables()) {
-                    Some(i) => {
-                        let (_, variables, pattern) = scans[i].clone();
-                        Box::new(IndexJoin::new(ctx.clone(), probe, variables, pattern))
-                    }
-                    None => Box::new(HashJoin::new(ctx.clone(), probe, build(build_side))),
+                let probe = build(probe)?;
+                match self.lookup_for_first_rows(build_side, leaves, probe.variables()) {
+                    Some(i) => self.index_join(probe, leaves, i)?,
+                    None => Box::new(HashJoin::new(ctx.clone(), probe, build(build_side)?)),
                 }
             }
             JoinTree::Merge(a, b, key) => {
-                let a = build(a);
-                Box::new(MergeJoin::new(ctx.clone(), a, build(b), key.clone()))
+                let a = build(a)?;
+                Box::new(MergeJoin::new(ctx.clone(), a, build(b)?, key.clone()))
             }
             JoinTree::Index(left, i) => {
-                let (_, variables, pattern) = scans[*i].clone();
-                Box::new(IndexJoin::new(ctx.clone(), build(left), variables, pattern))
+                let left = build(left)?;
+                self.index_join(left, leaves, *i)?
             }
         };
-        placed(Box::new(Measured::new(operator, Some(estimate(tree)))))
+        Ok(placed(Box::new(Measured::new(
+            operator,
+            Some(estimate(tree)),
+        ))))
+    }
+
+    /// `left` joined with leaf `i` looked up per row.
+    fn index_join(
+        &self,
+        left: BoxedOperator,
+        leaves: &Leaves,
+        i: usize,
+    ) -> Result<BoxedOperator, EngineError> {
+        let ctx = &self.ctx;
+        Ok(match leaves.get(i) {
+            Leaf::Pattern((_, variables, pattern)) => Box::new(IndexJoin::new(
+                ctx.clone(),
+                left,
+                variables.clone(),
+                *pattern,
+            )),
+            Leaf::Union(leaf) => {
+                let complex = leaf
+                    .complex
+                    .iter()
+                    .map(|p| self.plan(p, leaves.graph))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let union = UnionOfPatterns::new(
+                    ctx,
+                    leaf.variables.clone(),
+                    leaf.branches.clone(),
+                    complex,
+                );
+                Box::new(UnionIndexJoin::new(
+                    ctx.clone(),
+                    left,
+                    union,
+                    leaf.detail(self),
+                ))
+            }
+        })
+    }
+}
+
+/// The leaves of a join order: triple patterns first, then union leaves.
+pub(super) struct Leaves<'a> {
+    pub scans: &'a [ScanSpec],
+    pub unions: &'a [ResolvedLeaf],
+    pub graph: &'a GraphContext,
+}
+
+pub(super) enum Leaf<'a> {
+    Pattern(&'a ScanSpec),
+    Union(&'a ResolvedLeaf),
+}
+
+impl<'a> Leaves<'a> {
+    pub fn get(&self, i: usize) -> Leaf<'a> {
+        match self.scans.get(i) {
+            Some(scan) => Leaf::Pattern(scan),
+            None => Leaf::Union(&self.unions[i - self.scans.len()]),
+        }
+    }
+
+    fn variables(&self, i: usize) -> &'a [Variable] {
+        match self.get(i) {
+            Leaf::Pattern((_, variables, _)) => variables,
+            Leaf::Union(leaf) => &leaf.variables,
+        }
     }
 }
 
@@ -380,13 +486,13 @@ impl Planner {
     fn lookup_for_first_rows(
         &self,
         build_side: &JoinTree,
-        scans: &[ScanSpec],
+        leaves: &Leaves,
         probe: &[Variable],
     ) -> Option<usize> {
         let JoinTree::Scan(i) = build_side else {
             return None;
         };
-        let shares = scans[*i].1.iter().any(|v| probe.contains(v));
+        let shares = leaves.variables(*i).iter().any(|v| probe.contains(v));
         (self.wants_first_rows() && shares).then_some(*i)
     }
 

@@ -18,7 +18,9 @@
 //! - `optional`, `correlated`: OPTIONAL as one left join or per left row;
 //! - `per_graph`: `GRAPH ?g` planned once per named graph where needed;
 //! - `path_service`: `SERVICE <urn:tern:path>` blocks as shortest-path
-//!   searches.
+//!   searches;
+//! - `union_leaf`: DISTINCT unions of triple patterns (what inference
+//!   makes of an extended pattern) as leaves of a group's join order.
 //!
 //! Uses the operators (`exec`), expressions (`expr`) and the query context;
 //! the query runtime (`run`) uses it.
@@ -38,6 +40,7 @@ mod path_service;
 mod per_graph;
 mod planner;
 mod unbound_negation;
+mod union_leaf;
 mod value_range;
 mod values_filter;
 

@@ -7,8 +7,8 @@ use super::exists_per_row::ExistsPerRow;
 use super::optional::OptionalJoins;
 use super::per_graph::{self, PER_GRAPH_LIMIT};
 use super::{
-    constant_filter, correlated, exists, group_merge, path_service, unbound_negation, value_range,
-    values_filter,
+    constant_filter, correlated, exists, group_merge, path_service, unbound_negation, union_leaf,
+    value_range, values_filter,
 };
 use crate::context::QueryContext;
 use crate::exec::{
@@ -18,7 +18,7 @@ use crate::exec::{
 use crate::expr::Scope;
 use crate::EngineError;
 use oxrdf::{Term, Variable};
-use spargebra::algebra::GraphPattern;
+use spargebra::algebra::{Expression, GraphPattern};
 use spargebra::term::{GroundTerm, NamedNodePattern};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -239,6 +239,12 @@ impl Planner {
                     let input = self.plan(right, graph)?;
                     return self.plan_path_service(left, Some(input), graph);
                 }
+                if let Some((patterns, leaves)) = union_leaf::group_of(pattern) {
+                    if union_leaf::fit(&leaves, graph) {
+                        let mut no_filters = FilterPlacement::default();
+                        return self.plan_group(&patterns, &leaves, graph, &[], &mut no_filters);
+                    }
+                }
                 if let Some(filtered) = values_filter::as_in_filter(left, right) {
                     return self.plan_operator(&filtered, graph);
                 }
@@ -282,6 +288,9 @@ impl Planner {
                         Some(rest) => self.plan_filter(&rest, bgp, graph),
                         None => Ok(bgp),
                     };
+                }
+                if let Some(group) = self.plan_filtered_group(expr, inner, graph)? {
+                    return Ok(group);
                 }
                 if let Some(anti) = unbound_negation::as_not_exists(expr, inner) {
                     return self.plan_operator(&anti, graph);
@@ -424,6 +433,37 @@ impl Planner {
             #[allow(unreachable_patterns)]
             other => return Err(EngineError::Unsupported(format!("graph pattern {other}"))),
         })
+    }
+}
+
+impl Planner {
+    /// A FILTER over a group with union leaves: the group planned as one
+    /// join order, each conjunct checked at the lowest join that binds its
+    /// variables (when every leaf binds all its variables in every row:
+    /// no complex branch that might leave one unbound), the rest above.
+    fn plan_filtered_group(
+        &self,
+        expr: &Expression,
+        inner: &GraphPattern,
+        graph: &GraphContext,
+    ) -> Result<Option<BoxedOperator>, EngineError> {
+        let Some((patterns, leaves)) = union_leaf::group_of(inner) else {
+            return Ok(None);
+        };
+        if !union_leaf::fit(&leaves, graph) {
+            return Ok(None);
+        }
+        let ranges = value_range::from_filter(expr, &self.ctx)?;
+        let (mut placement, mut rest) = match leaves.iter().all(|l| l.complex.is_empty()) {
+            true => FilterPlacement::of(expr),
+            false => (FilterPlacement::default(), vec![expr.clone()]),
+        };
+        let group = self.plan_group(&patterns, &leaves, graph, &ranges, &mut placement)?;
+        rest.extend(placement.unplaced());
+        Ok(Some(match exists::and_all(rest) {
+            Some(rest) => self.plan_filter(&rest, group, graph)?,
+            None => group,
+        }))
     }
 }
 

@@ -33,6 +33,9 @@ pub struct PatternEstimate {
     pub variables: Vec<(Variable, f64)>,
     /// The variable the pattern's scan is sorted on, if any.
     pub sorted_on: Option<Variable>,
+    /// What one lookup of it costs, in lookups of one triple pattern (a
+    /// union of patterns looks each up).
+    pub lookup_cost: f64,
 }
 
 /// The rows of the join of two patterns on one shared variable, measured on
@@ -99,6 +102,8 @@ struct Estimate {
     distinct: Vec<f64>,
     /// The variable number the output is sorted on, if any.
     sorted: Option<usize>,
+    /// What a lookup of it costs, in pattern lookups (leaves only).
+    lookup_cost: f64,
 }
 
 /// How the best plan of a subset of patterns (bits) joins its halves.
@@ -208,6 +213,7 @@ fn numbered(patterns: &[PatternEstimate]) -> Option<(Vec<Variable>, Vec<Estimate
                 vars: set,
                 distinct,
                 sorted,
+                lookup_cost: p.lookup_cost,
             }
         })
         .collect();
@@ -281,6 +287,7 @@ fn joined(
         vars,
         distinct,
         sorted,
+        lookup_cost: 1.0,
     }
 }
 
@@ -326,7 +333,7 @@ fn best_join(
             true => keys,
             false => a.rows,
         };
-        let index_cost = a.cost + a.rows + lookups * LOOKUP_COST + rows;
+        let index_cost = a.cost + a.rows + lookups * LOOKUP_COST * b.lookup_cost + rows;
         if index_cost < best.1 {
             best = (JoinKind::Index(i), index_cost, rows, a.sorted);
         }
@@ -415,6 +422,7 @@ fn memo_key(patterns: &[PatternEstimate], sampled: &[SampledJoin]) -> Vec<u8> {
             key.extend_from_slice(v.as_str().as_bytes());
         }
         key.push(2);
+        key.extend_from_slice(&p.lookup_cost.to_bits().to_le_bytes());
     }
     for s in sampled {
         key.extend_from_slice(&(s.small as u32).to_le_bytes());

@@ -10,6 +10,7 @@ fn pattern(rows: f64, vars: &[(&str, f64)]) -> PatternEstimate {
             .map(|(v, d)| (Variable::new_unchecked(*v), *d))
             .collect(),
         sorted_on: Some(Variable::new_unchecked(vars[0].0)),
+        lookup_cost: 1.0,
     }
 }
 

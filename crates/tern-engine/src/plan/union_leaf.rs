@@ -1,0 +1,466 @@
+//! `SELECT DISTINCT` of a UNION of single triple patterns as one leaf of a
+//! group's join order: what the inference rewriting makes of each pattern
+//! the schema extends (`?x a ub:Professor` with every subclass, domain and
+//! range; `?x ub:worksFor ?d` with its subproperties), and what a query may
+//! write itself.
+//!
+//! Planned apart, such a union is read whole and hash-joined with the rest
+//! of its group: the professors of one department still list every
+//! professor of the store. As a leaf, the join order weighs it like a
+//! triple pattern (its rows the sum of its patterns') and may look it up
+//! per row of the rest ([`UnionIndexJoin`](crate::exec::UnionIndexJoin)),
+//! each of its patterns one index lookup.
+//!
+//! The shape recognized, under `DISTINCT` and a projection on the leaf's
+//! variables (at most four: a triple pattern's and a graph's):
+//! - UNIONs of branches, each one triple pattern binding every variable
+//!   of the leaf, possibly under
+//!   - the sameAs service (`urn:tern:synonyms:all:…`): the values stand
+//!     for their synonyms,
+//!   - `FILTER(!isLiteral(?v))`,
+//!   - `BIND(<iri> AS ?v)` of a leaf variable (a variable class or
+//!     predicate bound to each class or property the schema extends),
+//!   - a join with a non-empty VALUES of variables nothing else uses (a
+//!     `hasValue` restriction's value, projected away),
+//!   - projections that keep the leaf's variables, and DISTINCT (the leaf
+//!     is distinct anyway).
+//! - Any other branch (a join, a path, VALUES) is kept as a "complex"
+//!   branch: planned as usual and read whole at the first lookup.
+//!
+//! Exact because DISTINCT of a union is the set union of the branches'
+//! projected solutions, and each rule above keeps a branch's projected set.
+
+use super::join_order::PatternEstimate;
+use super::planner::{GraphContext, Planner, SYNONYMS_SERVICE};
+use crate::exec::{BranchValue, Operator, Scan, UnionBranch, MAX_UNION_WIDTH};
+use crate::EngineError;
+use oxrdf::{NamedNode, Variable};
+use spargebra::algebra::{Expression, Function, GraphPattern};
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+
+/// A recognized union leaf, before it is resolved against the index.
+#[derive(Debug, Clone)]
+pub(super) struct UnionLeafShape {
+    /// The pattern as written: what a scan of the whole leaf plans.
+    pub pattern: GraphPattern,
+    pub variables: Vec<Variable>,
+    pub branches: Vec<BranchShape>,
+    pub complex: Vec<GraphPattern>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub(super) struct BranchShape {
+    pub pattern: Option<TriplePattern>,
+    pub constants: Vec<(Variable, NamedNode)>,
+    pub synonyms: Vec<Variable>,
+    pub not_literal: Vec<Variable>,
+}
+
+/// The union leaf `pattern` is, if it is one with at least one single
+/// pattern branch.
+pub(super) fn of(pattern: &GraphPattern) -> Option<UnionLeafShape> {
+    let GraphPattern::Distinct { inner } = pattern else {
+        return None;
+    };
+    let GraphPattern::Project { inner, variables } = inner.as_ref() else {
+        return None;
+    };
+    if variables.is_empty() || variables.len() > MAX_UNION_WIDTH {
+        return None;
+    }
+    let mut shape = UnionLeafShape {
+        pattern: pattern.clone(),
+        variables: variables.clone(),
+        branches: Vec::new(),
+        complex: Vec::new(),
+    };
+    collect(inner, &BranchShape::default(), &mut shape);
+    (!shape.branches.is_empty()).then_some(shape)
+}
+
+/// A join of basic graph patterns and union leaves (at least one): its
+/// triple patterns and its leaves, to be ordered together.
+pub(super) fn group_of(
+    pattern: &GraphPattern,
+) -> Option<(Vec<TriplePattern>, Vec<UnionLeafShape>)> {
+    let mut patterns = Vec::new();
+    let mut leaves = Vec::new();
+    group_parts(pattern, &mut patterns, &mut leaves)?;
+    (!leaves.is_empty()).then_some((patterns, leaves))
+}
+
+fn group_parts(
+    pattern: &GraphPattern,
+    patterns: &mut Vec<TriplePattern>,
+    leaves: &mut Vec<UnionLeafShape>,
+) -> Option<()> {
+    match pattern {
+        GraphPattern::Join { left, right } => {
+            group_parts(left, patterns, leaves)?;
+            group_parts(right, patterns, leaves)
+        }
+        // Blank nodes are scoped to their group: merged with another
+        // group's, equal labels would join.
+        GraphPattern::Bgp { patterns: bgp } if !has_blank_node(bgp) => {
+            patterns.extend(bgp.iter().cloned());
+            Some(())
+        }
+        other => {
+            leaves.push(of(other)?);
+            Some(())
+        }
+    }
+}
+
+/// Whether the leaves can join a group planned under `graph`: under
+/// `GRAPH ?g`, a leaf that does not project `?g` does not join on it.
+pub(super) fn fit(leaves: &[UnionLeafShape], graph: &GraphContext) -> bool {
+    match graph {
+        GraphContext::Variable(g) => leaves.iter().all(|l| l.variables.contains(g)),
+        _ => true,
+    }
+}
+
+fn has_blank_node(patterns: &[TriplePattern]) -> bool {
+    patterns.iter().any(|p| {
+        matches!(p.subject, TermPattern::BlankNode(_))
+            || matches!(p.object, TermPattern::BlankNode(_))
+    })
+}
+
+/// Adds the branches of `pattern`, read with what `around` says.
+fn collect(pattern: &GraphPattern, around: &BranchShape, shape: &mut UnionLeafShape) {
+    if collect_simple(pattern, around, shape).is_none() {
+        shape.complex.push(wrapped(pattern.clone(), around));
+    }
+}
+
+/// `None` when `pattern` is no simple branch (nothing was added then).
+fn collect_simple(
+    pattern: &GraphPattern,
+    around: &BranchShape,
+    shape: &mut UnionLeafShape,
+) -> Option<()> {
+    use GraphPattern as G;
+    match pattern {
+        G::Union { left, right } => {
+            collect(left, around, shape);
+            collect(right, around, shape);
+        }
+        G::Values { bindings, .. } if bindings.is_empty() => {}
+        G::Bgp { patterns } if patterns.len() == 1 => {
+            let triple = &patterns[0];
+            let binds = |v: &Variable| {
+                around.constants.iter().any(|(c, _)| c == v) || pattern_binds(triple, v)
+            };
+            if !shape.variables.iter().all(binds) {
+                return None;
+            }
+            shape.branches.push(BranchShape {
+                pattern: Some(triple.clone()),
+                ..around.clone()
+            });
+        }
+        G::Service {
+            name: NamedNodePattern::NamedNode(name),
+            inner,
+            ..
+        } => {
+            let names = name
+                .as_str()
+                .strip_prefix(SYNONYMS_SERVICE)?
+                .strip_prefix("all:")?;
+            let mut inside = around.clone();
+            for name in names.split(',') {
+                // Hidden variables of the rewriting are named with `#`, which
+                // no query variable has: not checked as query names.
+                inside.synonyms.push(Variable::new_unchecked(name));
+            }
+            collect(inner, &inside, shape);
+        }
+        G::Filter { expr, inner } => {
+            let Expression::Not(negated) = expr else {
+                return None;
+            };
+            let Expression::FunctionCall(Function::IsLiteral, arguments) = negated.as_ref() else {
+                return None;
+            };
+            let [Expression::Variable(v)] = arguments.as_slice() else {
+                return None;
+            };
+            let mut inside = around.clone();
+            inside.not_literal.push(v.clone());
+            collect(inner, &inside, shape);
+        }
+        G::Join { left, right } => {
+            let G::Values {
+                variables,
+                bindings,
+            } = right.as_ref()
+            else {
+                return None;
+            };
+            let mut used = Vec::new();
+            left.on_in_scope_variable(|v| used.push(v.clone()));
+            let apart = variables
+                .iter()
+                .all(|v| !shape.variables.contains(v) && !used.contains(v));
+            if bindings.is_empty() || !apart {
+                return None;
+            }
+            collect(left, around, shape);
+        }
+        G::Extend {
+            inner,
+            variable,
+            expression: Expression::NamedNode(value),
+        } => {
+            let mut used = Vec::new();
+            inner.on_in_scope_variable(|v| used.push(v.clone()));
+            let fixed = around.constants.iter().any(|(c, _)| c == variable);
+            if !shape.variables.contains(variable) || fixed || used.contains(variable) {
+                return None;
+            }
+            let mut inside = around.clone();
+            inside.constants.push((variable.clone(), value.clone()));
+            collect(inner, &inside, shape);
+        }
+        G::Project { inner, variables } => {
+            let kept = |v: &Variable| {
+                variables.contains(v) || around.constants.iter().any(|(c, _)| c == v)
+            };
+            if !shape.variables.iter().all(kept) {
+                return None;
+            }
+            collect(inner, around, shape);
+        }
+        G::Distinct { inner } => collect(inner, around, shape),
+        _ => return None,
+    }
+    Some(())
+}
+
+fn pattern_binds(triple: &TriplePattern, v: &Variable) -> bool {
+    let is = |t: &TermPattern| matches!(t, TermPattern::Variable(x) if x == v);
+    is(&triple.subject)
+        || is(&triple.object)
+        || matches!(&triple.predicate, NamedNodePattern::Variable(x) if x == v)
+}
+
+/// A complex branch with what was around it put back (their order does
+/// not matter: synonyms of a non-literal are non-literals, and the
+/// constants bind other variables).
+fn wrapped(mut pattern: GraphPattern, around: &BranchShape) -> GraphPattern {
+    if !around.synonyms.is_empty() {
+        let names: Vec<&str> = around.synonyms.iter().map(Variable::as_str).collect();
+        pattern = GraphPattern::Service {
+            name: NamedNodePattern::NamedNode(NamedNode::new_unchecked(format!(
+                "{SYNONYMS_SERVICE}all:{}",
+                names.join(",")
+            ))),
+            inner: Box::new(pattern),
+            silent: false,
+        };
+    }
+    for v in &around.not_literal {
+        pattern = GraphPattern::Filter {
+            expr: Expression::Not(Box::new(Expression::FunctionCall(
+                Function::IsLiteral,
+                vec![Expression::Variable(v.clone())],
+            ))),
+            inner: Box::new(pattern),
+        };
+    }
+    for (v, value) in &around.constants {
+        pattern = GraphPattern::Extend {
+            inner: Box::new(pattern),
+            variable: v.clone(),
+            expression: Expression::NamedNode(value.clone()),
+        };
+    }
+    pattern
+}
+
+/// A union leaf resolved against the index.
+pub(super) struct ResolvedLeaf {
+    pub shape: UnionLeafShape,
+    /// Its output variables (those not substituted by the planner).
+    pub variables: Vec<Variable>,
+    pub branches: Vec<UnionBranch>,
+    /// Each branch's column variables (for EXPLAIN).
+    pub branch_variables: Vec<Vec<Variable>>,
+    /// Complex branches (planned when the leaf is looked up).
+    pub complex: Vec<GraphPattern>,
+    /// Distinct values per output variable, estimated.
+    pub distinct: Vec<f64>,
+}
+
+impl ResolvedLeaf {
+    pub fn rows(&self) -> u64 {
+        self.branches.iter().map(|b| b.rows).sum()
+    }
+
+    /// What the join order knows of it: its rows are its patterns' (an
+    /// upper bound: branches overlap), none sorted; a lookup looks up each
+    /// pattern, most of which find nothing (about half the cost of one that
+    /// reads rows, measured on the university benchmark's classes).
+    pub fn estimate(&self) -> PatternEstimate {
+        PatternEstimate {
+            rows: self.rows() as f64,
+            variables: self
+                .variables
+                .iter()
+                .cloned()
+                .zip(self.distinct.iter().copied())
+                .collect(),
+            sorted_on: None,
+            lookup_cost: (self.branches.len() as f64 * 0.5).max(1.0) + self.complex.len() as f64,
+        }
+    }
+
+    /// Nothing can match.
+    pub fn is_empty(&self) -> bool {
+        self.branches.is_empty() && self.complex.is_empty()
+    }
+
+    /// What its lookups read, for EXPLAIN.
+    pub fn detail(&self, planner: &Planner) -> String {
+        const SHOWN: usize = 3;
+        let mut parts: Vec<String> = self
+            .branches
+            .iter()
+            .zip(&self.branch_variables)
+            .take(SHOWN)
+            .map(|(b, names)| {
+                Scan::of(planner.ctx.clone(), names.clone(), b.pattern)
+                    .describe()
+                    .detail
+            })
+            .collect();
+        let more = self.branches.len().saturating_sub(SHOWN);
+        if more > 0 {
+            parts.push(format!("{more} more"));
+        }
+        if !self.complex.is_empty() {
+            parts.push(format!("{} complex", self.complex.len()));
+        }
+        format!(
+            "a union of {} patterns ({})",
+            self.branches.len(),
+            parts.join(" | ")
+        )
+    }
+}
+
+impl Planner {
+    /// The leaf's branches resolved against the index.
+    pub(super) fn resolve_union_leaf(
+        &self,
+        shape: &UnionLeafShape,
+        graph: &GraphContext,
+    ) -> Result<ResolvedLeaf, EngineError> {
+        let variables: Vec<Variable> = shape
+            .variables
+            .iter()
+            .filter(|v| self.bound_value(v).is_none())
+            .cloned()
+            .collect();
+        let mut leaf = ResolvedLeaf {
+            shape: shape.clone(),
+            distinct: vec![0.0; variables.len()],
+            variables,
+            branches: Vec::new(),
+            branch_variables: Vec::new(),
+            complex: shape.complex.clone(),
+        };
+        for branch in &shape.branches {
+            let Some(triple) = &branch.pattern else {
+                continue;
+            };
+            match self.resolve_branch(&leaf.variables, branch, triple, graph)? {
+                Resolution::Missing => {}
+                Resolution::Branch(b, distinct, names) => {
+                    for (total, d) in leaf.distinct.iter_mut().zip(distinct) {
+                        *total += d;
+                    }
+                    leaf.branches.push(*b);
+                    leaf.branch_variables.push(names);
+                }
+                Resolution::Complex => leaf.complex.push(wrapped(
+                    GraphPattern::Bgp {
+                        patterns: vec![triple.clone()],
+                    },
+                    branch,
+                )),
+            }
+        }
+        let rows = leaf.rows().max(1) as f64;
+        for d in &mut leaf.distinct {
+            *d = d.clamp(1.0, rows);
+        }
+        Ok(leaf)
+    }
+
+    fn resolve_branch(
+        &self,
+        outputs: &[Variable],
+        branch: &BranchShape,
+        triple: &TriplePattern,
+        graph: &GraphContext,
+    ) -> Result<Resolution, EngineError> {
+        let (variables, spec) = self.resolve_pattern(triple, graph, &[])?;
+        let Some((rows, _, pattern)) = spec else {
+            return Ok(Resolution::Missing);
+        };
+        let estimate = self.pattern_estimate(rows, &variables, &pattern);
+        let column = |v: &Variable| variables.iter().position(|x| x == v);
+        let mut output = Vec::with_capacity(outputs.len());
+        let mut distinct = Vec::with_capacity(outputs.len());
+        for v in outputs {
+            let constant = branch.constants.iter().find(|(c, _)| c == v);
+            match (constant, column(v)) {
+                (Some((_, value)), _) => {
+                    output.push(BranchValue::Constant(
+                        self.ctx.intern(&value.clone().into())?,
+                    ));
+                    distinct.push(1.0);
+                }
+                (None, Some(c)) => {
+                    output.push(BranchValue::Column(c));
+                    distinct.push(estimate.variables[c].1);
+                }
+                (None, None) => return Ok(Resolution::Complex),
+            }
+        }
+        // A substituted variable fixed by a constant of the branch: the
+        // branch holds only if they agree.
+        for (v, value) in &branch.constants {
+            if let Some(id) = self.bound_value(v) {
+                if self.ctx.lookup(&value.clone().into())? != Some(id) {
+                    return Ok(Resolution::Missing);
+                }
+            }
+        }
+        let columns = |vs: &[Variable]| vs.iter().filter_map(column).collect::<Vec<_>>();
+        Ok(Resolution::Branch(
+            Box::new(UnionBranch {
+                pattern,
+                width: variables.len(),
+                output,
+                synonyms: columns(&branch.synonyms),
+                not_literal: columns(&branch.not_literal),
+                rows,
+            }),
+            distinct,
+            variables.clone(),
+        ))
+    }
+}
+
+enum Resolution {
+    /// A constant of the pattern is not in the index: no rows.
+    Missing,
+    Branch(Box<UnionBranch>, Vec<f64>, Vec<Variable>),
+    /// The branch cannot give the leaf's row shape: planned as it is.
+    Complex,
+}
