@@ -48,6 +48,8 @@ mod synonyms;
 mod union;
 mod union_index_join;
 mod union_of_patterns;
+mod union_scan;
+mod union_star;
 mod values;
 
 pub use batch::{batch_of, map_indexes, map_rows, next_chunk, Batch, BatchRamp, BATCH_ROWS};
@@ -90,4 +92,5 @@ pub use synonyms::Synonyms;
 pub use union::Union;
 pub use union_index_join::UnionIndexJoin;
 pub use union_of_patterns::{BranchValue, UnionBranch, UnionOfPatterns, MAX_UNION_WIDTH};
+pub use union_scan::UnionScan;
 pub use values::Values;

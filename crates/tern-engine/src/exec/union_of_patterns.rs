@@ -18,6 +18,7 @@
 
 use super::pattern_rows::PatternRows;
 use super::scan::{GraphScope, PatternTerm};
+use super::union_star::StarLookup;
 use super::BoxedOperator;
 use crate::context::{QueryContext, SynonymTable};
 use crate::EngineError;
@@ -72,6 +73,11 @@ pub struct UnionOfPatterns {
     /// One reader per branch and permutation, each keeping the block it
     /// read last.
     readers: Vec<[Option<MergedLookup>; 6]>,
+    /// Per output column, the patterns read together when it alone is
+    /// bound (made at the first such lookup).
+    stars: Vec<Option<StarLookup>>,
+    /// The branches, most rows first.
+    by_rows_descending: Vec<usize>,
     first_literal: Option<Id>,
     pub lookups: Arc<AtomicU64>,
 }
@@ -96,6 +102,8 @@ impl UnionOfPatterns {
             "a union of triple patterns"
         );
         let readers = branches.iter().map(|_| Default::default()).collect();
+        let mut by_rows_descending: Vec<usize> = (0..branches.len()).collect();
+        by_rows_descending.sort_by_key(|&b| std::cmp::Reverse(branches[b].rows));
         UnionOfPatterns {
             variables,
             branches,
@@ -103,6 +111,8 @@ impl UnionOfPatterns {
             complex_rows: None,
             synonyms: ctx.synonyms.get().cloned(),
             readers,
+            stars: (0..MAX_UNION_WIDTH).map(|_| None).collect(),
+            by_rows_descending,
             first_literal: ctx.index.first_literal().ok(),
             lookups: Arc::default(),
         }
@@ -142,10 +152,28 @@ impl UnionOfPatterns {
     ) -> Result<usize, EngineError> {
         self.lookups.fetch_add(1, Ordering::Relaxed);
         let start = out.len();
-        for b in 0..self.branches.len() {
+        // With every column bound, the one possible row is the bound
+        // values: the first pattern that has it answers (an instance check
+        // of a class with many subclasses stops at the first that holds).
+        let existence = bound.iter().all(Option::is_some);
+        let found = |out: &Vec<UnionRow>| existence && out.len() > start;
+        let mut bound_columns = bound.iter().enumerate().filter(|(_, v)| v.is_some());
+        let left = match (bound_columns.next(), bound_columns.next()) {
+            (Some((column, Some(value))), None) if !existence => {
+                self.read_stars(ctx, column, *value, bound, out)?
+            }
+            // Larger patterns first: under an existence check, the one
+            // most likely to hold the values.
+            _ if existence => self.by_rows_descending.clone(),
+            _ => (0..self.branches.len()).collect(),
+        };
+        for b in left {
+            if found(out) {
+                break;
+            }
             self.lookup_branch(ctx, b, bound, out)?;
         }
-        if !self.complex.is_empty() {
+        if !self.complex.is_empty() && !found(out) {
             self.probe_complex(ctx, bound, out)?;
         }
         let found = &mut out[start..];
@@ -153,6 +181,47 @@ impl UnionOfPatterns {
         let distinct = dedup_sorted(found);
         out.truncate(start + distinct);
         Ok(distinct)
+    }
+
+    /// The rows of the patterns that one read of `value`'s triples answers
+    /// (see [`StarLookup`]), for each of its synonyms; returns the patterns
+    /// left to look up one by one.
+    fn read_stars(
+        &mut self,
+        ctx: &QueryContext,
+        column: usize,
+        value: Id,
+        bound: &[Option<Id>],
+        out: &mut Vec<UnionRow>,
+    ) -> Result<Vec<usize>, EngineError> {
+        let star = self.stars[column].get_or_insert_with(|| StarLookup::of(&self.branches, column));
+        let synonyms = self.synonyms.as_deref();
+        let values = synonyms
+            .and_then(|t| t.class_of(value))
+            .unwrap_or(std::slice::from_ref(&value));
+        let (branches, first_literal) = (&self.branches, self.first_literal);
+        let mut row_out = Vec::new();
+        let mut left = star.others.clone();
+        for &synonym in values {
+            let fallback = star.read(ctx, branches, synonym, &mut row_out, |b, row| {
+                let branch = &branches[b];
+                // A synonym's triples count only where the pattern reads
+                // synonyms.
+                if synonym != value {
+                    let BranchValue::Column(pc) = branch.output[column] else {
+                        return Ok(());
+                    };
+                    if !branch.synonyms.contains(&pc) {
+                        return Ok(());
+                    }
+                }
+                emit(ctx, branch, bound, row, first_literal, synonyms, out)
+            })?;
+            left.extend(fallback);
+        }
+        left.sort_unstable();
+        left.dedup();
+        Ok(left)
     }
 
     fn lookup_branch(
@@ -300,6 +369,50 @@ impl UnionOfPatterns {
         Ok(())
     }
 
+    /// Every row of the union into `sink` (nothing bound): each pattern
+    /// scanned whole, the complex branches read whole.
+    pub fn scan_all(
+        &mut self,
+        ctx: &QueryContext,
+        sink: &mut DistinctRows,
+    ) -> Result<(), EngineError> {
+        let unbound = vec![None; self.variables.len()];
+        let mut chunk: Vec<UnionRow> = Vec::new();
+        for branch in &self.branches {
+            let pattern = &branch.pattern;
+            let mut row_out = vec![Id::UNDEFINED; branch.width];
+            let mut last_triple = None;
+            for batch in ctx
+                .index
+                .scan(pattern.perm, pattern.prefix(), pattern.scan_range)
+            {
+                let batch = batch?;
+                ctx.check()?;
+                for i in 0..batch.len() {
+                    let stored = batch.columns.each_ref().map(|c| c[i].0);
+                    if pattern.fill(ctx, stored, &mut last_triple, &mut row_out) {
+                        let synonyms = self.synonyms.as_deref();
+                        emit(
+                            ctx,
+                            branch,
+                            &unbound,
+                            &row_out,
+                            self.first_literal,
+                            synonyms,
+                            &mut chunk,
+                        )?;
+                    }
+                }
+                sink.add(&mut chunk);
+            }
+        }
+        if !self.complex.is_empty() {
+            self.probe_complex(ctx, &unbound, &mut chunk)?;
+            sink.add(&mut chunk);
+        }
+        Ok(())
+    }
+
     /// Every row of the complex branches, on the output columns, distinct.
     fn read_complex(&mut self, ctx: &QueryContext) -> Result<Vec<UnionRow>, EngineError> {
         let mut rows = Vec::new();
@@ -401,6 +514,88 @@ fn is_literal(ctx: &QueryContext, first_literal: Option<Id>, id: Id) -> Result<b
     match (id.tag(), first_literal) {
         (Tag::Vocab, Some(first)) => Ok(id >= first),
         _ => ctx.is_literal(id),
+    }
+}
+
+/// Distinct rows gathered from many branches. One-column rows of the
+/// base vocabulary (most classes' instances) are kept as bits, one per
+/// term: no sorting, no hashing, a few hundred KB per million terms; other
+/// rows are sorted and deduplicated as they grow.
+pub struct DistinctRows {
+    width: usize,
+    bits: Vec<u64>,
+    vocabulary: u64,
+    rows: Vec<UnionRow>,
+    /// Rows in `rows` when it is next sorted and deduplicated.
+    compact_at: usize,
+}
+
+impl DistinctRows {
+    pub fn new(ctx: &QueryContext, width: usize) -> DistinctRows {
+        let vocabulary = match width {
+            1 => ctx.index.base().vocabulary().len(),
+            _ => 0,
+        };
+        DistinctRows {
+            width,
+            bits: vec![0; vocabulary.div_ceil(64) as usize],
+            vocabulary,
+            rows: Vec::new(),
+            compact_at: 1 << 16,
+        }
+    }
+
+    /// Takes the rows of `chunk`.
+    pub fn add(&mut self, chunk: &mut Vec<UnionRow>) {
+        if self.width == 1 {
+            for row in chunk.drain(..) {
+                let id = row[0];
+                if id.tag() == Tag::Vocab && id.payload() < self.vocabulary {
+                    let p = id.payload() as usize;
+                    self.bits[p / 64] |= 1 << (p % 64);
+                } else {
+                    self.rows.push(row);
+                }
+            }
+        } else {
+            self.rows.append(chunk);
+        }
+        if self.rows.len() >= self.compact_at {
+            self.compact();
+            self.compact_at = (self.rows.len() * 2).max(1 << 16);
+        }
+    }
+
+    fn compact(&mut self) {
+        self.rows.sort_unstable();
+        let distinct = dedup_sorted(&mut self.rows);
+        self.rows.truncate(distinct);
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.bits.len() * 8 + self.rows.capacity() * std::mem::size_of::<UnionRow>()
+    }
+
+    /// The distinct rows, as columns.
+    pub fn finish(mut self) -> super::Batch {
+        self.compact();
+        let mut out = super::Batch::with_columns(self.width);
+        for (word, &bits) in self.bits.iter().enumerate() {
+            let mut rest = bits;
+            while rest != 0 {
+                let bit = rest.trailing_zeros() as u64;
+                rest &= rest - 1;
+                out.columns[0].push(Id::new(Tag::Vocab, word as u64 * 64 + bit));
+            }
+        }
+        for row in &self.rows {
+            for (column, id) in out.columns.iter_mut().zip(row) {
+                column.push(*id);
+            }
+        }
+        out.len = out.columns.first().map_or(self.rows.len(), Vec::len);
+        out
     }
 }
 

@@ -11,7 +11,7 @@ use super::union_leaf::{ResolvedLeaf, UnionLeafShape};
 use crate::context::QueryContext;
 use crate::exec::{
     BoxedOperator, Filter, GraphScope, HashJoin, IndexJoin, Measured, MergeJoin, PatternRows,
-    PatternTerm, Scan, UnionIndexJoin, UnionOfPatterns, Values,
+    PatternTerm, Scan, UnionIndexJoin, Values,
 };
 use crate::expr::{blank_variable, expression_variables, Scope};
 use crate::EngineError;
@@ -374,7 +374,7 @@ impl Planner {
                         Measured::new(scan, Some(*rows))
                     }
                     Leaf::Union(leaf) => {
-                        let union = self.plan(&leaf.shape.pattern, leaves.graph)?;
+                        let union = self.plan_union_scan(leaf, leaves.graph)?;
                         Measured::new(union, Some(leaf.rows()))
                     }
                 };
@@ -422,17 +422,7 @@ impl Planner {
                 *pattern,
             )),
             Leaf::Union(leaf) => {
-                let complex = leaf
-                    .complex
-                    .iter()
-                    .map(|p| self.plan(p, leaves.graph))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let union = UnionOfPatterns::new(
-                    ctx,
-                    leaf.variables.clone(),
-                    leaf.branches.clone(),
-                    complex,
-                );
+                let union = self.union_of(leaf, leaves.graph)?;
                 Box::new(UnionIndexJoin::new(
                     ctx.clone(),
                     left,

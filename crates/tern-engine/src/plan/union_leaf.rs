@@ -20,8 +20,9 @@
 //!   - `FILTER(!isLiteral(?v))`,
 //!   - `BIND(<iri> AS ?v)` of a leaf variable (a variable class or
 //!     predicate bound to each class or property the schema extends),
-//!   - a join with a non-empty VALUES of variables nothing else uses (a
-//!     `hasValue` restriction's value, projected away),
+//!   - a cross product with a small non-empty VALUES (a `hasValue`
+//!     restriction's value): its values of leaf variables become constants
+//!     of a copy of the branches per row, the others are projected away,
 //!   - projections that keep the leaf's variables, and DISTINCT (the leaf
 //!     is distinct anyway).
 //! - Any other branch (a join, a path, VALUES) is kept as a "complex"
@@ -31,12 +32,19 @@
 //! projected solutions, and each rule above keeps a branch's projected set.
 
 use super::join_order::PatternEstimate;
-use super::planner::{GraphContext, Planner, SYNONYMS_SERVICE};
-use crate::exec::{BranchValue, Operator, Scan, UnionBranch, MAX_UNION_WIDTH};
+use super::planner::{ground_term, GraphContext, Planner, SYNONYMS_SERVICE};
+use crate::exec::{
+    BoxedOperator, BranchValue, Distinct, Operator, Scan, UnionBranch, UnionOfPatterns, UnionScan,
+    MAX_UNION_WIDTH,
+};
 use crate::EngineError;
-use oxrdf::{NamedNode, Variable};
+use oxrdf::{NamedNode, Term, Variable};
 use spargebra::algebra::{Expression, Function, GraphPattern};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+
+/// Most rows of a VALUES whose values become constants of copies of the
+/// branches (more: the branch is complex).
+const MAX_VALUES_COPIES: usize = 16;
 
 /// A recognized union leaf, before it is resolved against the index.
 #[derive(Debug, Clone)]
@@ -51,7 +59,7 @@ pub(super) struct UnionLeafShape {
 #[derive(Debug, Clone, Default)]
 pub(super) struct BranchShape {
     pub pattern: Option<TriplePattern>,
-    pub constants: Vec<(Variable, NamedNode)>,
+    pub constants: Vec<(Variable, Term)>,
     pub synonyms: Vec<Variable>,
     pub not_literal: Vec<Variable>,
 }
@@ -202,13 +210,47 @@ fn collect_simple(
             };
             let mut used = Vec::new();
             left.on_in_scope_variable(|v| used.push(v.clone()));
-            let apart = variables
-                .iter()
-                .all(|v| !shape.variables.contains(v) && !used.contains(v));
-            if bindings.is_empty() || !apart {
+            let apart = variables.iter().all(|v| !used.contains(v));
+            let complete = bindings.iter().flatten().all(Option::is_some);
+            if bindings.is_empty() || !apart || !complete {
                 return None;
             }
-            collect(left, around, shape);
+            // A cross product with VALUES: each row's values of the leaf's
+            // variables are constants of a copy of the branches (a
+            // hasValue restriction's value); values of other variables
+            // are projected away.
+            let outputs: Vec<(usize, &Variable)> = variables
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| shape.variables.contains(v))
+                .collect();
+            if outputs.is_empty() {
+                collect(left, around, shape);
+                return Some(());
+            }
+            if bindings.len() > MAX_VALUES_COPIES {
+                return None;
+            }
+            if outputs
+                .iter()
+                .any(|(_, v)| around.constants.iter().any(|(c, _)| c == *v))
+            {
+                return None;
+            }
+            let copies = bindings
+                .iter()
+                .map(|row| {
+                    let mut inside = around.clone();
+                    for (i, v) in &outputs {
+                        let value = ground_term(row[*i].as_ref()?).ok()?;
+                        inside.constants.push(((*v).clone(), value));
+                    }
+                    Some(inside)
+                })
+                .collect::<Option<Vec<_>>>()?;
+            for inside in &copies {
+                collect(left, inside, shape);
+            }
         }
         G::Extend {
             inner,
@@ -222,7 +264,9 @@ fn collect_simple(
                 return None;
             }
             let mut inside = around.clone();
-            inside.constants.push((variable.clone(), value.clone()));
+            inside
+                .constants
+                .push((variable.clone(), value.clone().into()));
             collect(inner, &inside, shape);
         }
         G::Project { inner, variables } => {
@@ -247,9 +291,10 @@ fn pattern_binds(triple: &TriplePattern, v: &Variable) -> bool {
         || matches!(&triple.predicate, NamedNodePattern::Variable(x) if x == v)
 }
 
-/// A complex branch with what was around it put back (their order does
-/// not matter: synonyms of a non-literal are non-literals, and the
-/// constants bind other variables).
+/// A complex branch with what was around it put back: the synonyms
+/// innermost, then the constants, the `!isLiteral` filters outermost (a
+/// filter may read a constant: a `hasValue` literal where a range's
+/// instance was asked for).
 fn wrapped(mut pattern: GraphPattern, around: &BranchShape) -> GraphPattern {
     if !around.synonyms.is_empty() {
         let names: Vec<&str> = around.synonyms.iter().map(Variable::as_str).collect();
@@ -262,6 +307,20 @@ fn wrapped(mut pattern: GraphPattern, around: &BranchShape) -> GraphPattern {
             silent: false,
         };
     }
+    for (v, value) in &around.constants {
+        let expression = match value {
+            Term::NamedNode(n) => Expression::NamedNode(n.clone()),
+            Term::Literal(l) => Expression::Literal(l.clone()),
+            // Constants come from IRIs and VALUES, which hold no blank node.
+            #[allow(unreachable_patterns)]
+            _ => continue,
+        };
+        pattern = GraphPattern::Extend {
+            inner: Box::new(pattern),
+            variable: v.clone(),
+            expression,
+        };
+    }
     for v in &around.not_literal {
         pattern = GraphPattern::Filter {
             expr: Expression::Not(Box::new(Expression::FunctionCall(
@@ -269,13 +328,6 @@ fn wrapped(mut pattern: GraphPattern, around: &BranchShape) -> GraphPattern {
                 vec![Expression::Variable(v.clone())],
             ))),
             inner: Box::new(pattern),
-        };
-    }
-    for (v, value) in &around.constants {
-        pattern = GraphPattern::Extend {
-            inner: Box::new(pattern),
-            variable: v.clone(),
-            expression: Expression::NamedNode(value.clone()),
         };
     }
     pattern
@@ -353,6 +405,49 @@ impl ResolvedLeaf {
 }
 
 impl Planner {
+    /// The leaf ready to be looked up or read, its complex branches
+    /// planned.
+    pub(super) fn union_of(
+        &self,
+        leaf: &ResolvedLeaf,
+        graph: &GraphContext,
+    ) -> Result<UnionOfPatterns, EngineError> {
+        let complex = leaf
+            .complex
+            .iter()
+            .map(|p| self.plan(p, graph))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(UnionOfPatterns::new(
+            &self.ctx,
+            leaf.variables.clone(),
+            leaf.branches.clone(),
+            complex,
+        ))
+    }
+
+    /// The leaf read whole: as one operator that scans its patterns and
+    /// deduplicates at once, unless only a few first rows are wanted (a
+    /// LIMIT above), when the pattern as written streams them sooner.
+    pub(super) fn plan_union_scan(
+        &self,
+        leaf: &ResolvedLeaf,
+        graph: &GraphContext,
+    ) -> Result<BoxedOperator, EngineError> {
+        if self.first_rows() > 0 {
+            let GraphPattern::Distinct { inner } = &leaf.shape.pattern else {
+                unreachable!("a union leaf is a DISTINCT");
+            };
+            let inner = self.plan(inner, graph)?;
+            return Ok(Box::new(Distinct::new(self.ctx.clone(), inner)));
+        }
+        let union = self.union_of(leaf, graph)?;
+        Ok(Box::new(UnionScan::new(
+            self.ctx.clone(),
+            union,
+            leaf.detail(self),
+        )))
+    }
+
     /// The leaf's branches resolved against the index.
     pub(super) fn resolve_union_leaf(
         &self,
@@ -412,6 +507,15 @@ impl Planner {
         let Some((rows, _, pattern)) = spec else {
             return Ok(Resolution::Missing);
         };
+        // A literal constant where the branch wants no literal (a hasValue
+        // literal read as the object of a range): no rows.
+        let literal_constant = branch
+            .constants
+            .iter()
+            .any(|(v, value)| value.is_literal() && branch.not_literal.contains(v));
+        if literal_constant {
+            return Ok(Resolution::Missing);
+        }
         let estimate = self.pattern_estimate(rows, &variables, &pattern);
         let column = |v: &Variable| variables.iter().position(|x| x == v);
         let mut output = Vec::with_capacity(outputs.len());
@@ -420,9 +524,7 @@ impl Planner {
             let constant = branch.constants.iter().find(|(c, _)| c == v);
             match (constant, column(v)) {
                 (Some((_, value)), _) => {
-                    output.push(BranchValue::Constant(
-                        self.ctx.intern(&value.clone().into())?,
-                    ));
+                    output.push(BranchValue::Constant(self.ctx.intern(value)?));
                     distinct.push(1.0);
                 }
                 (None, Some(c)) => {
@@ -436,7 +538,7 @@ impl Planner {
         // branch holds only if they agree.
         for (v, value) in &branch.constants {
             if let Some(id) = self.bound_value(v) {
-                if self.ctx.lookup(&value.clone().into())? != Some(id) {
+                if self.ctx.lookup(value)? != Some(id) {
                     return Ok(Resolution::Missing);
                 }
             }
