@@ -31,6 +31,9 @@ pub fn single_arena() {
 pub fn trim_if_holding() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
+        if !due_for_a_look() {
+            return;
+        }
         // SAFETY: mallinfo2 only reads the allocator's statistics, under
         // the arena's lock.
         let free = unsafe { libc::mallinfo2() }.fordblks;
@@ -40,6 +43,37 @@ pub fn trim_if_holding() {
         }
     }
 }
+
+/// Whether the arena may be looked at again: mallinfo2 walks every free
+/// chunk under the arena's lock, and on a fragmented heap (a server that
+/// answered inference queries, whose unions allocate and free their
+/// bitmaps and schema tables) that took 4-5 ms, after every query of a
+/// single client: 0.5 ms queries took 5. One look per
+/// [`IDLE_CHECK_EVERY`] bounds it; the busy thread looks anyway.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn due_for_a_look() -> bool {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static START: OnceLock<std::time::Instant> = OnceLock::new();
+    static LAST_LOOK_MS: AtomicU64 = AtomicU64::new(0);
+    let now = START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_millis() as u64
+        + 1;
+    let last = LAST_LOOK_MS.load(Ordering::Relaxed);
+    let every = IDLE_CHECK_EVERY.as_millis() as u64;
+    if last != 0 && now.saturating_sub(last) < every {
+        return false;
+    }
+    LAST_LOOK_MS
+        .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+        .is_ok()
+}
+
+/// Fewest time between two looks at the arena after queries end.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const IDLE_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Free memory the arena still held after the last trim (what was too
 /// fragmented to give back).

@@ -370,11 +370,13 @@ impl UnionOfPatterns {
     }
 
     /// Every row of the union into `sink` (nothing bound): each pattern
-    /// scanned whole, the complex branches read whole.
+    /// scanned whole, the complex branches read whole. `charge` hears what
+    /// the sink holds after each batch (the query's memory budget).
     pub fn scan_all(
         &mut self,
         ctx: &QueryContext,
         sink: &mut DistinctRows,
+        charge: &dyn Fn(u64) -> Result<(), EngineError>,
     ) -> Result<(), EngineError> {
         let unbound = vec![None; self.variables.len()];
         let mut chunk: Vec<UnionRow> = Vec::new();
@@ -404,11 +406,13 @@ impl UnionOfPatterns {
                     }
                 }
                 sink.add(&mut chunk);
+                charge(sink.bytes() as u64)?;
             }
         }
         if !self.complex.is_empty() {
             self.probe_complex(ctx, &unbound, &mut chunk)?;
             sink.add(&mut chunk);
+            charge((sink.bytes() + self.memory() as usize) as u64)?;
         }
         Ok(())
     }

@@ -43,8 +43,9 @@ impl UnionScan {
 
     fn compute(&mut self) -> Result<(), EngineError> {
         let mut sink = DistinctRows::new(&self.ctx, self.union.variables.len());
-        self.union.scan_all(&self.ctx, &mut sink)?;
-        self.memory.set(sink.bytes() as u64)?;
+        let memory = &self.memory;
+        self.union
+            .scan_all(&self.ctx, &mut sink, &|bytes| memory.set(bytes))?;
         let rows = sink.finish();
         self.memory
             .set((rows.len * rows.columns.len().max(1) * 8) as u64)?;

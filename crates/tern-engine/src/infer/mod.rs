@@ -4,7 +4,9 @@
 //! classes) is compiled once into closures ([`schema`]), and each triple
 //! pattern of a query that the schema can entail more answers for is
 //! rewritten, before planning, into the patterns over stored triples that
-//! derive them ([`rewrite`]). The planner then plans those like any others.
+//! derive them ([`rewrite`]). The planner plans each rewritten pattern as
+//! one leaf of its group's join order (`plan::union_leaf`): looked up per
+//! row of a selective rest, or read whole.
 //!
 //! A rewritten pattern keeps SPARQL's meaning over the entailed graph: the
 //! entailed graph is a set, so each rewritten pattern gives each solution
