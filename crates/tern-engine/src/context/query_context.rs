@@ -21,7 +21,15 @@ struct LocalVocab {
     /// the index does not hold): planning them again makes them again, in
     /// the same order, so a suspended query need not keep them.
     planned: usize,
+    /// What the index answered for terms looked up before: the rewriting
+    /// of a query under inference asks for the same few IRIs hundreds of
+    /// times, each a vocabulary search. At most [`REMEMBERED_TERMS`].
+    indexed: FxHashMap<Term, Option<Id>>,
 }
+
+/// Most index answers a query remembers (terms made per row by an
+/// expression are looked up too, and must not grow it without bound).
+const REMEMBERED_TERMS: usize = 4096;
 
 /// Which graphs the default graph and the named graphs of a query are.
 #[derive(Debug, Clone)]
@@ -228,16 +236,29 @@ impl QueryContext {
 
     /// The ID of a term if the index or this query knows it.
     pub fn lookup(&self, term: &Term) -> Result<Option<Id>, EngineError> {
-        if let Some(id) = self.index.id_of(term.as_ref())? {
+        if let Some(id) = self.index_id(term)? {
             return Ok(Some(id));
         }
         Ok(self.local.lock().unwrap().ids.get(term).copied())
     }
 
+    /// The index's ID of a term, remembered.
+    fn index_id(&self, term: &Term) -> Result<Option<Id>, EngineError> {
+        if let Some(known) = self.local.lock().unwrap().indexed.get(term) {
+            return Ok(*known);
+        }
+        let id = self.index.id_of(term.as_ref())?;
+        let mut local = self.local.lock().unwrap();
+        if local.indexed.len() < REMEMBERED_TERMS {
+            local.indexed.insert(term.clone(), id);
+        }
+        Ok(id)
+    }
+
     /// The ID of a term, adding it to the local vocabulary if it is new. The same
     /// term always gets the same ID, so joins and DISTINCT can compare IDs.
     pub fn intern(&self, term: &Term) -> Result<Id, EngineError> {
-        if let Some(id) = self.index.id_of(term.as_ref())? {
+        if let Some(id) = self.index_id(term)? {
             return Ok(id);
         }
         let mut local = self.local.lock().unwrap();

@@ -16,6 +16,7 @@ mod construct;
 mod cursor;
 mod describe;
 mod distinct;
+mod distinct_rows;
 mod equality_join;
 mod extend;
 mod filter;
@@ -50,6 +51,7 @@ mod union_index_join;
 mod union_of_patterns;
 mod union_scan;
 mod union_star;
+mod union_whole_scan;
 mod values;
 
 pub use batch::{batch_of, map_indexes, map_rows, next_chunk, Batch, BatchRamp, BATCH_ROWS};

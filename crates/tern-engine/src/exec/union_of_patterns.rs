@@ -67,9 +67,9 @@ pub struct UnionOfPatterns {
     pub branches: Vec<UnionBranch>,
     /// Branches planned as operators (joins, paths, VALUES), read whole at
     /// the first lookup; their variables are matched to the output by name.
-    complex: Vec<BoxedOperator>,
+    pub(super) complex: Vec<BoxedOperator>,
     complex_rows: Option<ComplexRows>,
-    synonyms: Option<Arc<SynonymTable>>,
+    pub(super) synonyms: Option<Arc<SynonymTable>>,
     /// One reader per branch and permutation, each keeping the block it
     /// read last.
     readers: Vec<[Option<MergedLookup>; 6]>,
@@ -78,7 +78,7 @@ pub struct UnionOfPatterns {
     stars: Vec<Option<StarLookup>>,
     /// The branches, most rows first.
     by_rows_descending: Vec<usize>,
-    first_literal: Option<Id>,
+    pub(super) first_literal: Option<Id>,
     pub lookups: Arc<AtomicU64>,
 }
 
@@ -316,7 +316,7 @@ impl UnionOfPatterns {
 
     /// Adds the complex branches' rows that agree with `bound`, reading
     /// them whole first if not done yet.
-    fn probe_complex(
+    pub(super) fn probe_complex(
         &mut self,
         ctx: &QueryContext,
         bound: &[Option<Id>],
@@ -369,54 +369,6 @@ impl UnionOfPatterns {
         Ok(())
     }
 
-    /// Every row of the union into `sink` (nothing bound): each pattern
-    /// scanned whole, the complex branches read whole. `charge` hears what
-    /// the sink holds after each batch (the query's memory budget).
-    pub fn scan_all(
-        &mut self,
-        ctx: &QueryContext,
-        sink: &mut DistinctRows,
-        charge: &dyn Fn(u64) -> Result<(), EngineError>,
-    ) -> Result<(), EngineError> {
-        let unbound = vec![None; self.variables.len()];
-        let mut chunk: Vec<UnionRow> = Vec::new();
-        for branch in &self.branches {
-            let pattern = &branch.pattern;
-            let mut row_out = vec![Id::UNDEFINED; branch.width];
-            let mut last_triple = None;
-            for batch in ctx
-                .index
-                .scan(pattern.perm, pattern.prefix(), pattern.scan_range)
-            {
-                let batch = batch?;
-                ctx.check()?;
-                for i in 0..batch.len() {
-                    let stored = batch.columns.each_ref().map(|c| c[i].0);
-                    if pattern.fill(ctx, stored, &mut last_triple, &mut row_out) {
-                        let synonyms = self.synonyms.as_deref();
-                        emit(
-                            ctx,
-                            branch,
-                            &unbound,
-                            &row_out,
-                            self.first_literal,
-                            synonyms,
-                            &mut chunk,
-                        )?;
-                    }
-                }
-                sink.add(&mut chunk);
-                charge(sink.bytes() as u64)?;
-            }
-        }
-        if !self.complex.is_empty() {
-            self.probe_complex(ctx, &unbound, &mut chunk)?;
-            sink.add(&mut chunk);
-            charge((sink.bytes() + self.memory() as usize) as u64)?;
-        }
-        Ok(())
-    }
-
     /// Every row of the complex branches, on the output columns, distinct.
     fn read_complex(&mut self, ctx: &QueryContext) -> Result<Vec<UnionRow>, EngineError> {
         let mut rows = Vec::new();
@@ -451,7 +403,7 @@ impl UnionOfPatterns {
 /// The output rows of one stored row of a branch: bound values as they
 /// were asked for, the others from the row, each value with synonyms once
 /// per synonym.
-fn emit(
+pub(super) fn emit(
     ctx: &QueryContext,
     branch: &UnionBranch,
     bound: &[Option<Id>],
@@ -514,98 +466,20 @@ fn emit(
 
 /// Whether an ID is a literal: by its tag, or for the base vocabulary by
 /// its position (literal keys sort after IRIs).
-fn is_literal(ctx: &QueryContext, first_literal: Option<Id>, id: Id) -> Result<bool, EngineError> {
+pub(super) fn is_literal(
+    ctx: &QueryContext,
+    first_literal: Option<Id>,
+    id: Id,
+) -> Result<bool, EngineError> {
     match (id.tag(), first_literal) {
         (Tag::Vocab, Some(first)) => Ok(id >= first),
         _ => ctx.is_literal(id),
     }
 }
 
-/// Distinct rows gathered from many branches. One-column rows of the
-/// base vocabulary (most classes' instances) are kept as bits, one per
-/// term: no sorting, no hashing, a few hundred KB per million terms; other
-/// rows are sorted and deduplicated as they grow.
-pub struct DistinctRows {
-    width: usize,
-    bits: Vec<u64>,
-    vocabulary: u64,
-    rows: Vec<UnionRow>,
-    /// Rows in `rows` when it is next sorted and deduplicated.
-    compact_at: usize,
-}
-
-impl DistinctRows {
-    pub fn new(ctx: &QueryContext, width: usize) -> DistinctRows {
-        let vocabulary = match width {
-            1 => ctx.index.base().vocabulary().len(),
-            _ => 0,
-        };
-        DistinctRows {
-            width,
-            bits: vec![0; vocabulary.div_ceil(64) as usize],
-            vocabulary,
-            rows: Vec::new(),
-            compact_at: 1 << 16,
-        }
-    }
-
-    /// Takes the rows of `chunk`.
-    pub fn add(&mut self, chunk: &mut Vec<UnionRow>) {
-        if self.width == 1 {
-            for row in chunk.drain(..) {
-                let id = row[0];
-                if id.tag() == Tag::Vocab && id.payload() < self.vocabulary {
-                    let p = id.payload() as usize;
-                    self.bits[p / 64] |= 1 << (p % 64);
-                } else {
-                    self.rows.push(row);
-                }
-            }
-        } else {
-            self.rows.append(chunk);
-        }
-        if self.rows.len() >= self.compact_at {
-            self.compact();
-            self.compact_at = (self.rows.len() * 2).max(1 << 16);
-        }
-    }
-
-    fn compact(&mut self) {
-        self.rows.sort_unstable();
-        let distinct = dedup_sorted(&mut self.rows);
-        self.rows.truncate(distinct);
-    }
-
-    /// Bytes held.
-    pub fn bytes(&self) -> usize {
-        self.bits.len() * 8 + self.rows.capacity() * std::mem::size_of::<UnionRow>()
-    }
-
-    /// The distinct rows, as columns.
-    pub fn finish(mut self) -> super::Batch {
-        self.compact();
-        let mut out = super::Batch::with_columns(self.width);
-        for (word, &bits) in self.bits.iter().enumerate() {
-            let mut rest = bits;
-            while rest != 0 {
-                let bit = rest.trailing_zeros() as u64;
-                rest &= rest - 1;
-                out.columns[0].push(Id::new(Tag::Vocab, word as u64 * 64 + bit));
-            }
-        }
-        for row in &self.rows {
-            for (column, id) in out.columns.iter_mut().zip(row) {
-                column.push(*id);
-            }
-        }
-        out.len = out.columns.first().map_or(self.rows.len(), Vec::len);
-        out
-    }
-}
-
 /// Removes adjacent repeats of a sorted slice in place; returns the
 /// number of distinct rows, now at its front.
-fn dedup_sorted(rows: &mut [UnionRow]) -> usize {
+pub(super) fn dedup_sorted(rows: &mut [UnionRow]) -> usize {
     if rows.is_empty() {
         return 0;
     }

@@ -9,8 +9,9 @@
 //! out a batch at a time. Its state is how many it handed out: resuming
 //! computes them again and skips those, so the token travels to any server.
 
+use super::distinct_rows::DistinctRows;
 use super::profile::OperatorInfo;
-use super::union_of_patterns::{DistinctRows, UnionOfPatterns};
+use super::union_of_patterns::UnionOfPatterns;
 use super::{Batch, Operator, BATCH_ROWS};
 use crate::context::{MemoryCharge, QueryContext};
 use crate::suspend::{bad_state, OperatorState, Stash};

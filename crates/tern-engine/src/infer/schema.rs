@@ -107,6 +107,50 @@ impl Schema {
             .map_or(std::slice::from_ref(class), Vec::as_slice)
     }
 
+    /// The parts of an intersection that its restrictions imply: a
+    /// subject of a `p` triple is an instance of the domain of `p` and of
+    /// its super-properties (rdfs7, rdfs2) and of their superclasses
+    /// (rdfs9), so with `∃p.D` among the parts, such a class needs no
+    /// join of its own (`Chair ≡ Person ⊓ ∃headOf.Department` with
+    /// `headOf ⊑ worksFor ⊑ memberOf`, `memberOf` of domain `Person`: the
+    /// heads of departments, no Person check). Restrictions themselves are
+    /// never left out.
+    pub fn implied_parts<'a>(&'a self, parts: &'a [Term]) -> FxHashSet<&'a Term> {
+        let mut implied = FxHashSet::default();
+        for part in parts {
+            let property = match self.restrictions.get(part) {
+                Some(Restriction::SomeValuesFrom(p, _) | Restriction::HasValue(p, _)) => p,
+                None => continue,
+            };
+            let as_term = Term::NamedNode(property.clone());
+            let supers = self
+                .property_pairs
+                .iter()
+                .filter(|(sub, _)| *sub == as_term)
+                .map(|(_, sup)| sup)
+                .chain(std::iter::once(&as_term));
+            let domains: Vec<&Term> = supers
+                .flat_map(|sup| {
+                    self.domains
+                        .iter()
+                        .filter(move |(p, _)| Term::NamedNode(p.clone()) == *sup)
+                        .map(|(_, d)| d)
+                })
+                .collect();
+            for domain in domains {
+                implied.insert(domain);
+                implied.extend(
+                    self.class_pairs
+                        .iter()
+                        .filter(|(sub, _)| sub == domain)
+                        .map(|(_, sup)| sup),
+                );
+            }
+        }
+        implied.retain(|c| parts.contains(c) && !self.restrictions.contains_key(*c));
+        implied
+    }
+
     /// Where `property`'s triples come from.
     pub fn sources_of(&self, property: &NamedNode) -> Cow<'_, PropertySources> {
         match self.properties.get(property) {

@@ -118,7 +118,7 @@ impl Planner {
     pub(super) fn plan_group(
         &self,
         patterns: &[TriplePattern],
-        leaves: &[UnionLeafShape],
+        leaves: &[UnionLeafShape<'_>],
         graph: &GraphContext,
         ranges: &[(Variable, ScanRange)],
         filters: &mut FilterPlacement,
@@ -437,13 +437,13 @@ impl Planner {
 /// The leaves of a join order: triple patterns first, then union leaves.
 pub(super) struct Leaves<'a> {
     pub scans: &'a [ScanSpec],
-    pub unions: &'a [ResolvedLeaf],
+    pub unions: &'a [ResolvedLeaf<'a>],
     pub graph: &'a GraphContext,
 }
 
 pub(super) enum Leaf<'a> {
     Pattern(&'a ScanSpec),
-    Union(&'a ResolvedLeaf),
+    Union(&'a ResolvedLeaf<'a>),
 }
 
 impl<'a> Leaves<'a> {

@@ -385,25 +385,24 @@ impl Planner {
                     variables.clone(),
                 ))
             }
-            GraphPattern::Distinct { .. } if union_leaf::of(pattern).is_some() => {
-                let shape = union_leaf::of(pattern).expect("a union leaf");
-                if !union_leaf::fit(std::slice::from_ref(&shape), graph) {
-                    let GraphPattern::Distinct { inner } = pattern else {
-                        unreachable!("matched above")
-                    };
-                    return Ok(Box::new(Distinct::new(
-                        ctx.clone(),
-                        self.plan(inner, graph)?,
-                    )));
-                }
-                let leaf = self.resolve_union_leaf(&shape, graph)?;
-                if leaf.is_empty() {
-                    return Ok(Box::new(Values::empty(leaf.variables)));
-                }
-                self.plan_union_scan(&leaf, graph)?
-            }
             GraphPattern::Distinct { inner } | GraphPattern::Reduced { inner } => {
-                Box::new(Distinct::new(ctx.clone(), self.plan(inner, graph)?))
+                // A DISTINCT union of triple patterns is read by one
+                // deduplicating scan.
+                let shape = match pattern {
+                    GraphPattern::Distinct { .. } => union_leaf::of(pattern)
+                        .filter(|s| union_leaf::fit(std::slice::from_ref(s), graph)),
+                    _ => None,
+                };
+                match shape {
+                    Some(shape) => {
+                        let leaf = self.resolve_union_leaf(&shape, graph)?;
+                        if leaf.is_empty() {
+                            return Ok(Box::new(Values::empty(leaf.variables)));
+                        }
+                        self.plan_union_scan(&leaf, graph)?
+                    }
+                    None => Box::new(Distinct::new(ctx.clone(), self.plan(inner, graph)?)),
+                }
             }
             GraphPattern::Slice {
                 inner,

@@ -48,9 +48,9 @@ const MAX_VALUES_COPIES: usize = 16;
 
 /// A recognized union leaf, before it is resolved against the index.
 #[derive(Debug, Clone)]
-pub(super) struct UnionLeafShape {
+pub(super) struct UnionLeafShape<'a> {
     /// The pattern as written: what a scan of the whole leaf plans.
-    pub pattern: GraphPattern,
+    pub pattern: &'a GraphPattern,
     pub variables: Vec<Variable>,
     pub branches: Vec<BranchShape>,
     pub complex: Vec<GraphPattern>,
@@ -66,7 +66,7 @@ pub(super) struct BranchShape {
 
 /// The union leaf `pattern` is, if it is one with at least one single
 /// pattern branch.
-pub(super) fn of(pattern: &GraphPattern) -> Option<UnionLeafShape> {
+pub(super) fn of(pattern: &GraphPattern) -> Option<UnionLeafShape<'_>> {
     let GraphPattern::Distinct { inner } = pattern else {
         return None;
     };
@@ -77,7 +77,7 @@ pub(super) fn of(pattern: &GraphPattern) -> Option<UnionLeafShape> {
         return None;
     }
     let mut shape = UnionLeafShape {
-        pattern: pattern.clone(),
+        pattern,
         variables: variables.clone(),
         branches: Vec::new(),
         complex: Vec::new(),
@@ -90,17 +90,17 @@ pub(super) fn of(pattern: &GraphPattern) -> Option<UnionLeafShape> {
 /// triple patterns and its leaves, to be ordered together.
 pub(super) fn group_of(
     pattern: &GraphPattern,
-) -> Option<(Vec<TriplePattern>, Vec<UnionLeafShape>)> {
+) -> Option<(Vec<TriplePattern>, Vec<UnionLeafShape<'_>>)> {
     let mut patterns = Vec::new();
     let mut leaves = Vec::new();
     group_parts(pattern, &mut patterns, &mut leaves)?;
     (!leaves.is_empty()).then_some((patterns, leaves))
 }
 
-fn group_parts(
-    pattern: &GraphPattern,
+fn group_parts<'a>(
+    pattern: &'a GraphPattern,
     patterns: &mut Vec<TriplePattern>,
-    leaves: &mut Vec<UnionLeafShape>,
+    leaves: &mut Vec<UnionLeafShape<'a>>,
 ) -> Option<()> {
     match pattern {
         GraphPattern::Join { left, right } => {
@@ -122,7 +122,7 @@ fn group_parts(
 
 /// Whether the leaves can join a group planned under `graph`: under
 /// `GRAPH ?g`, a leaf that does not project `?g` does not join on it.
-pub(super) fn fit(leaves: &[UnionLeafShape], graph: &GraphContext) -> bool {
+pub(super) fn fit(leaves: &[UnionLeafShape<'_>], graph: &GraphContext) -> bool {
     match graph {
         GraphContext::Variable(g) => leaves.iter().all(|l| l.variables.contains(g)),
         _ => true,
@@ -137,7 +137,7 @@ fn has_blank_node(patterns: &[TriplePattern]) -> bool {
 }
 
 /// Adds the branches of `pattern`, read with what `around` says.
-fn collect(pattern: &GraphPattern, around: &BranchShape, shape: &mut UnionLeafShape) {
+fn collect(pattern: &GraphPattern, around: &BranchShape, shape: &mut UnionLeafShape<'_>) {
     if collect_simple(pattern, around, shape).is_none() {
         shape.complex.push(wrapped(pattern.clone(), around));
     }
@@ -147,7 +147,7 @@ fn collect(pattern: &GraphPattern, around: &BranchShape, shape: &mut UnionLeafSh
 fn collect_simple(
     pattern: &GraphPattern,
     around: &BranchShape,
-    shape: &mut UnionLeafShape,
+    shape: &mut UnionLeafShape<'_>,
 ) -> Option<()> {
     use GraphPattern as G;
     match pattern {
@@ -334,8 +334,9 @@ fn wrapped(mut pattern: GraphPattern, around: &BranchShape) -> GraphPattern {
 }
 
 /// A union leaf resolved against the index.
-pub(super) struct ResolvedLeaf {
-    pub shape: UnionLeafShape,
+pub(super) struct ResolvedLeaf<'a> {
+    /// The pattern as written (see [`UnionLeafShape::pattern`]).
+    pub pattern: &'a GraphPattern,
     /// Its output variables (those not substituted by the planner).
     pub variables: Vec<Variable>,
     pub branches: Vec<UnionBranch>,
@@ -347,7 +348,7 @@ pub(super) struct ResolvedLeaf {
     pub distinct: Vec<f64>,
 }
 
-impl ResolvedLeaf {
+impl ResolvedLeaf<'_> {
     pub fn rows(&self) -> u64 {
         self.branches.iter().map(|b| b.rows).sum()
     }
@@ -409,7 +410,7 @@ impl Planner {
     /// planned.
     pub(super) fn union_of(
         &self,
-        leaf: &ResolvedLeaf,
+        leaf: &ResolvedLeaf<'_>,
         graph: &GraphContext,
     ) -> Result<UnionOfPatterns, EngineError> {
         let complex = leaf
@@ -430,11 +431,11 @@ impl Planner {
     /// LIMIT above), when the pattern as written streams them sooner.
     pub(super) fn plan_union_scan(
         &self,
-        leaf: &ResolvedLeaf,
+        leaf: &ResolvedLeaf<'_>,
         graph: &GraphContext,
     ) -> Result<BoxedOperator, EngineError> {
         if self.first_rows() > 0 {
-            let GraphPattern::Distinct { inner } = &leaf.shape.pattern else {
+            let GraphPattern::Distinct { inner } = leaf.pattern else {
                 unreachable!("a union leaf is a DISTINCT");
             };
             let inner = self.plan(inner, graph)?;
@@ -449,11 +450,11 @@ impl Planner {
     }
 
     /// The leaf's branches resolved against the index.
-    pub(super) fn resolve_union_leaf(
+    pub(super) fn resolve_union_leaf<'a>(
         &self,
-        shape: &UnionLeafShape,
+        shape: &UnionLeafShape<'a>,
         graph: &GraphContext,
-    ) -> Result<ResolvedLeaf, EngineError> {
+    ) -> Result<ResolvedLeaf<'a>, EngineError> {
         let variables: Vec<Variable> = shape
             .variables
             .iter()
@@ -461,7 +462,7 @@ impl Planner {
             .cloned()
             .collect();
         let mut leaf = ResolvedLeaf {
-            shape: shape.clone(),
+            pattern: shape.pattern,
             distinct: vec![0.0; variables.len()],
             variables,
             branches: Vec::new(),

@@ -359,7 +359,8 @@ impl Rewriter<'_> {
             if let Some(parts) = schema.intersections.get(sub) {
                 self.open_classes.push(sub.clone());
                 let mut joined: Option<GraphPattern> = None;
-                for part in parts {
+                let implied = schema.implied_parts(parts);
+                for part in parts.iter().filter(|p| !implied.contains(p)) {
                     // Each part's instances once: the joins multiply
                     // duplicates otherwise.
                     let part = distinct_on(subject, union(self.class(subject, part)?));
