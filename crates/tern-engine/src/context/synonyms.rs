@@ -42,6 +42,11 @@ impl SynonymTable {
         }
     }
 
+    /// Members of all classes.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }

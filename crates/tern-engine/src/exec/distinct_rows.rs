@@ -6,13 +6,88 @@ use super::union_of_patterns::{dedup_sorted, UnionRow};
 use crate::context::{QueryContext, SynonymTable};
 use tern_index::{Id, Tag};
 
+/// Words of one chunk of a [`ChunkedBits`]: 64 Ki bits, 8 KiB.
+const CHUNK_WORDS: usize = 1024;
+
+/// A bit per vocabulary term, in chunks made when a bit in them is first
+/// set: a union of a few hundred values touches a few pages, not a bit
+/// set of the whole vocabulary (each fresh page a fault).
+#[derive(Default)]
+struct ChunkedBits {
+    chunks: Vec<Option<Box<[u64; CHUNK_WORDS]>>>,
+}
+
+impl ChunkedBits {
+    fn new(bits: u64) -> ChunkedBits {
+        let chunks = (bits as usize).div_ceil(CHUNK_WORDS * 64);
+        ChunkedBits {
+            chunks: (0..chunks).map(|_| None).collect(),
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, p: usize) {
+        let chunk =
+            self.chunks[p / (CHUNK_WORDS * 64)].get_or_insert_with(|| Box::new([0; CHUNK_WORDS]));
+        chunk[(p / 64) % CHUNK_WORDS] |= 1 << (p % 64);
+    }
+
+    fn get(&self, p: usize) -> bool {
+        self.chunks
+            .get(p / (CHUNK_WORDS * 64))
+            .and_then(Option::as_ref)
+            .is_some_and(|c| c[(p / 64) % CHUNK_WORDS] & (1 << (p % 64)) != 0)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.chunks.iter().all(Option::is_none)
+    }
+
+    /// Sets every bit `other` has.
+    fn union(&mut self, other: ChunkedBits) {
+        if self.chunks.len() < other.chunks.len() {
+            self.chunks.resize_with(other.chunks.len(), || None);
+        }
+        for (mine, theirs) in self.chunks.iter_mut().zip(other.chunks) {
+            match (mine.as_mut(), theirs) {
+                (_, None) => {}
+                (None, theirs) => *mine = theirs,
+                (Some(mine), Some(theirs)) => {
+                    for (word, bits) in mine.iter_mut().zip(theirs.iter()) {
+                        *word |= bits;
+                    }
+                }
+            }
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.chunks.len() * 8 + self.chunks.iter().flatten().count() * CHUNK_WORDS * 8
+    }
+
+    /// The set bits, in order.
+    fn each(&self, mut f: impl FnMut(u64)) {
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            let Some(chunk) = chunk else { continue };
+            for (w, &bits) in chunk.iter().enumerate() {
+                let mut rest = bits;
+                while rest != 0 {
+                    let bit = rest.trailing_zeros() as u64;
+                    rest &= rest - 1;
+                    f(((c * CHUNK_WORDS + w) * 64) as u64 + bit);
+                }
+            }
+        }
+    }
+}
+
 /// Distinct rows gathered from many branches. One-column rows of the
 /// base vocabulary (most classes' instances) are kept as bits, one per
 /// term: no sorting, no hashing, a few hundred KB per million terms; other
 /// rows are sorted and deduplicated as they grow.
 pub struct DistinctRows {
     width: usize,
-    bits: Vec<u64>,
+    bits: ChunkedBits,
     vocabulary: u64,
     rows: Vec<UnionRow>,
     /// Rows in `rows` when it is next sorted and deduplicated.
@@ -20,7 +95,7 @@ pub struct DistinctRows {
     /// Values whose synonyms are still to be added (see
     /// [`add_with_synonyms`](Self::add_with_synonyms)), as bits and, out of
     /// the base vocabulary, as a list.
-    synonym_bits: Vec<u64>,
+    synonym_bits: ChunkedBits,
     expand_later: Vec<Id>,
 }
 
@@ -32,11 +107,11 @@ impl DistinctRows {
         };
         DistinctRows {
             width,
-            bits: vec![0; vocabulary.div_ceil(64) as usize],
+            bits: ChunkedBits::new(vocabulary),
             vocabulary,
             rows: Vec::new(),
             compact_at: 1 << 16,
-            synonym_bits: Vec::new(),
+            synonym_bits: ChunkedBits::new(vocabulary),
             expand_later: Vec::new(),
         }
     }
@@ -51,8 +126,7 @@ impl DistinctRows {
     pub fn add_value(&mut self, id: Id) {
         debug_assert_eq!(self.width, 1);
         if id.tag() == Tag::Vocab && id.payload() < self.vocabulary {
-            let p = id.payload() as usize;
-            self.bits[p / 64] |= 1 << (p % 64);
+            self.bits.set(id.payload() as usize);
         } else {
             self.rows
                 .push([id, Id::UNDEFINED, Id::UNDEFINED, Id::UNDEFINED]);
@@ -69,11 +143,7 @@ impl DistinctRows {
     #[inline]
     pub fn add_with_synonyms(&mut self, id: Id) {
         if id.tag() == Tag::Vocab && id.payload() < self.vocabulary {
-            if self.synonym_bits.is_empty() {
-                self.synonym_bits = vec![0; self.bits.len()];
-            }
-            let p = id.payload() as usize;
-            self.synonym_bits[p / 64] |= 1 << (p % 64);
+            self.synonym_bits.set(id.payload() as usize);
         } else {
             self.expand_later.push(id);
         }
@@ -85,12 +155,7 @@ impl DistinctRows {
     pub fn expand_synonyms(&mut self, table: &SynonymTable) {
         let later = std::mem::take(&mut self.expand_later);
         let marks = std::mem::take(&mut self.synonym_bits);
-        let marked = |id: Id| {
-            let p = id.payload() as usize;
-            id.tag() == Tag::Vocab
-                && id.payload() < self.vocabulary
-                && marks[p / 64] & (1 << (p % 64)) != 0
-        };
+        let marked = |id: Id| id.tag() == Tag::Vocab && marks.get(id.payload() as usize);
         let mut found = Vec::new();
         if !marks.is_empty() {
             for (member, class) in table.classes() {
@@ -105,9 +170,7 @@ impl DistinctRows {
                 None => found.push(id),
             }
         }
-        for (word, bits) in self.bits.iter_mut().zip(&marks) {
-            *word |= bits;
-        }
+        self.bits.union(marks);
         found.into_iter().for_each(|id| self.add_value(id));
     }
 
@@ -117,8 +180,7 @@ impl DistinctRows {
             for row in chunk.drain(..) {
                 let id = row[0];
                 if id.tag() == Tag::Vocab && id.payload() < self.vocabulary {
-                    let p = id.payload() as usize;
-                    self.bits[p / 64] |= 1 << (p % 64);
+                    self.bits.set(id.payload() as usize);
                 } else {
                     self.rows.push(row);
                 }
@@ -140,7 +202,9 @@ impl DistinctRows {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        (self.bits.len() + self.synonym_bits.len() + self.expand_later.len()) * 8
+        self.bits.bytes()
+            + self.synonym_bits.bytes()
+            + self.expand_later.len() * 8
             + self.rows.capacity() * std::mem::size_of::<UnionRow>()
     }
 
@@ -148,14 +212,8 @@ impl DistinctRows {
     pub fn finish(mut self) -> super::Batch {
         self.compact();
         let mut out = super::Batch::with_columns(self.width);
-        for (word, &bits) in self.bits.iter().enumerate() {
-            let mut rest = bits;
-            while rest != 0 {
-                let bit = rest.trailing_zeros() as u64;
-                rest &= rest - 1;
-                out.columns[0].push(Id::new(Tag::Vocab, word as u64 * 64 + bit));
-            }
-        }
+        self.bits
+            .each(|p| out.columns[0].push(Id::new(Tag::Vocab, p)));
         for row in &self.rows {
             for (column, id) in out.columns.iter_mut().zip(row) {
                 column.push(*id);
@@ -167,18 +225,8 @@ impl DistinctRows {
 
     /// Takes everything `other` gathered (a sink of another thread).
     pub fn merge(&mut self, other: DistinctRows) {
-        for (word, bits) in self.bits.iter_mut().zip(&other.bits) {
-            *word |= bits;
-        }
-        if !other.synonym_bits.is_empty() {
-            if self.synonym_bits.is_empty() {
-                self.synonym_bits = other.synonym_bits;
-            } else {
-                for (word, bits) in self.synonym_bits.iter_mut().zip(&other.synonym_bits) {
-                    *word |= bits;
-                }
-            }
-        }
+        self.bits.union(other.bits);
+        self.synonym_bits.union(other.synonym_bits);
         self.expand_later.extend(other.expand_later);
         let mut rows = other.rows;
         self.add(&mut rows);

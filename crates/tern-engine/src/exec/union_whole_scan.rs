@@ -19,6 +19,12 @@ use tern_index::{Id, ScanRange};
 /// the threads' start and their sinks' merge cost more than they save.
 const PARALLEL_ROWS: u64 = 1 << 16;
 
+/// The sameAs synonyms of a one-column union are added once at the end, a
+/// pass over the whole synonym table, rather than looked up per value,
+/// when the union has this many times more rows (estimated) than the table
+/// has members.
+const DEFERRED_SYNONYM_RATIO: u64 = 4;
+
 /// What a whole scan hears after each batch: the bytes its sinks hold (the
 /// query's memory budget may refuse them).
 pub type Charge<'a> = &'a (dyn Fn(u64) -> Result<(), EngineError> + Sync);
@@ -33,10 +39,14 @@ impl UnionOfPatterns {
         charge: Charge<'_>,
     ) -> Result<(), EngineError> {
         let total: u64 = self.branches.iter().map(|b| b.rows).sum();
+        let defer_synonyms = self
+            .synonyms
+            .as_deref()
+            .is_some_and(|t| total >= t.len() as u64 * DEFERRED_SYNONYM_RATIO);
         let threads = rayon::current_num_threads().min(self.branches.len());
         if threads > 1 && total >= PARALLEL_ROWS {
             let groups = balance(&self.branches, threads);
-            let reader = self.reader();
+            let reader = self.reader(defer_synonyms);
             let branches = &self.branches;
             let sinks: Vec<Result<DistinctRows, EngineError>> = groups
                 .into_par_iter()
@@ -55,7 +65,7 @@ impl UnionOfPatterns {
                 sink.merge(own?);
             }
         } else {
-            let reader = self.reader();
+            let reader = self.reader(defer_synonyms);
             for branch in &self.branches {
                 reader.scan_branch(ctx, branch, sink, charge)?;
             }
@@ -75,8 +85,9 @@ impl UnionOfPatterns {
 
     /// What reading its patterns needs, shareable between threads (the
     /// complex branches are not).
-    fn reader(&self) -> BranchReader<'_> {
+    fn reader(&self, defer_synonyms: bool) -> BranchReader<'_> {
         BranchReader {
+            defer_synonyms,
             columns: self.variables.len(),
             synonyms: self.synonyms.as_deref(),
             first_literal: self.first_literal,
@@ -86,6 +97,8 @@ impl UnionOfPatterns {
 
 /// See [`UnionOfPatterns::reader`].
 struct BranchReader<'a> {
+    /// See [`DEFERRED_SYNONYM_RATIO`].
+    defer_synonyms: bool,
     columns: usize,
     synonyms: Option<&'a SynonymTable>,
     first_literal: Option<Id>,
@@ -156,10 +169,13 @@ impl BranchReader<'_> {
                             }
                         }
                         last = Some(value);
-                        if expands {
-                            sink.add_with_synonyms(value);
-                        } else {
-                            sink.add_value(value);
+                        match synonyms.filter(|_| expands) {
+                            Some(_) if self.defer_synonyms => sink.add_with_synonyms(value),
+                            Some(table) => match table.class_of(value) {
+                                Some(class) => class.iter().for_each(|&m| sink.add_value(m)),
+                                None => sink.add_value(value),
+                            },
+                            None => sink.add_value(value),
                         }
                     }
                     previous = last.map(|v| [v, Id::UNDEFINED, Id::UNDEFINED, Id::UNDEFINED]);
