@@ -246,10 +246,7 @@ impl UnionBranch {
         if pattern.range_on.is_some() {
             return pattern;
         }
-        let mut columns = self.output.iter().filter_map(|v| match v {
-            BranchValue::Column(pc) => Some(*pc),
-            BranchValue::Constant(_) => None,
-        });
+        let mut columns = self.output_columns();
         let (Some(column), None) = (columns.next(), columns.next()) else {
             return pattern;
         };
@@ -267,16 +264,19 @@ impl UnionBranch {
         }
     }
 
+    /// The pattern columns the output takes values from (not constants).
+    fn output_columns(&self) -> impl Iterator<Item = usize> + '_ {
+        self.output.iter().filter_map(|v| match v {
+            BranchValue::Column(pc) => Some(*pc),
+            BranchValue::Constant(_) => None,
+        })
+    }
+
     /// The pattern columns that decide a row's output: those it outputs
     /// and those whose literals drop it.
     fn deciding_columns(&self) -> Vec<usize> {
         let mut columns: Vec<usize> = self
-            .output
-            .iter()
-            .filter_map(|v| match v {
-                BranchValue::Column(pc) => Some(*pc),
-                BranchValue::Constant(_) => None,
-            })
+            .output_columns()
             .chain(self.not_literal.iter().copied())
             .collect();
         columns.sort_unstable();

@@ -133,7 +133,7 @@ impl Schema {
                 .flat_map(|sup| {
                     self.domains
                         .iter()
-                        .filter(move |(p, _)| Term::NamedNode(p.clone()) == *sup)
+                        .filter(move |(p, _)| matches!(sup, Term::NamedNode(n) if n == p))
                         .map(|(_, d)| d)
                 })
                 .collect();
