@@ -462,6 +462,8 @@ def main() -> None:
     ap.add_argument("--oxigraph", type=Path, default=DEFAULT_VENV / "bin/oxigraph",
                     help="oxigraph CLI, from setup_peers.sh (default: %(default)s)")
     ap.add_argument("--shared", type=Path, default=SHARED, help="the shared/ directory (default: %(default)s)")
+    ap.add_argument("--keep-stores", action="store_true",
+                    help="use tern's index and Oxigraph's store in --work when they exist instead of building them again")
     ap.add_argument("--work", type=Path, default=DEFAULT_DATA / "paths",
                     help="generated data, indexes, the private Virtuoso, server logs (default: %(default)s)")
     ap.add_argument("--out", type=Path, help="JSON output (default: bench/results/paths-<date>[-<dataset>].json)")

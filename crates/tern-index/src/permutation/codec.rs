@@ -81,18 +81,17 @@ fn decode_column(data: &[u8], rows: usize, same_prefix: &[bool]) -> Option<Vec<u
         }
         _ => return None,
     };
-    let mut values = Vec::with_capacity(rows);
+    let mut values = vec![0u64; rows];
     let mut pos = 0;
     let mut prev = varint::read(varints, &mut pos)?;
-    values.push(prev);
-    for &same in &same_prefix[1..rows] {
-        let delta = varint::read(varints, &mut pos)?;
-        prev = if same {
-            prev.wrapping_add(delta)
-        } else {
-            prev.wrapping_add(varint::unzigzag(delta) as u64)
-        };
-        values.push(prev);
+    values[0] = prev;
+    for (value, &same) in values[1..].iter_mut().zip(&same_prefix[1..rows]) {
+        let delta = varint::read_fast(varints, &mut pos)?;
+        // Both arms computed and one picked: no branch to mispredict where
+        // the leading columns change every few rows.
+        let signed = varint::unzigzag(delta) as u64;
+        prev = prev.wrapping_add(if same { delta } else { signed });
+        *value = prev;
     }
     Some(values)
 }

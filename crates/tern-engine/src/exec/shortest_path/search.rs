@@ -12,6 +12,7 @@
 use crate::EngineError;
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::cmp::Ordering;
+use std::collections::hash_map::Entry;
 use std::collections::BinaryHeap;
 use tern_index::Id;
 
@@ -76,43 +77,68 @@ impl Limits {
     }
 }
 
-/// Parents of a node in one direction: the previous node and the edge.
-type Parents = Vec<(Id, Id)>;
+/// How one side of a breadth-first search first reached a node.
+#[derive(Debug, Clone, Copy)]
+struct Reached {
+    depth: u32,
+    /// The node before it on the way from a start, and the edge from there
+    /// (none for a start).
+    parent: Option<(Id, Id)>,
+}
 
 /// One side of a bidirectional breadth-first search.
 struct Side {
     forward: bool,
-    depth: FxHashMap<Id, usize>,
-    parents: FxHashMap<Id, Parents>,
+    /// Every node reached, with its depth and the first way to it: one map
+    /// entry per node and no allocation per node, since a search reaches
+    /// hundreds of thousands of them.
+    reached: FxHashMap<Id, Reached>,
+    /// The further (parent, edge) pairs at the same depth, kept only when
+    /// every shortest path is wanted.
+    more_parents: Option<FxHashMap<Id, Vec<(Id, Id)>>>,
     frontier: Vec<Id>,
-    level: usize,
+    level: u32,
 }
 
 impl Side {
-    fn new(starts: &[Id], forward: bool) -> Side {
-        let mut depth = FxHashMap::default();
+    fn new(starts: &[Id], forward: bool, all_parents: bool) -> Side {
+        let mut reached = FxHashMap::default();
         for &s in starts {
-            depth.insert(s, 0);
+            reached.insert(
+                s,
+                Reached {
+                    depth: 0,
+                    parent: None,
+                },
+            );
         }
-        let mut frontier: Vec<Id> = depth.keys().copied().collect();
+        let mut frontier: Vec<Id> = reached.keys().copied().collect();
         frontier.sort_unstable();
         Side {
             forward,
-            depth,
-            parents: FxHashMap::default(),
+            reached,
+            more_parents: all_parents.then(FxHashMap::default),
             frontier,
             level: 0,
         }
     }
 
-    /// Expands one whole level; returns the nodes of the new level that
-    /// the other side has reached.
+    fn depth(&self, node: Id) -> usize {
+        self.reached[&node].depth as usize
+    }
+
+    /// Expands one level; returns the nodes of the new level that the
+    /// other side has reached. With `first_meeting`, stops at the first
+    /// such node: every meeting of a level makes a path of the same length
+    /// (see [`fewest_hops`]), so the rest of the level is only needed to
+    /// find all of them.
     fn expand(
         &mut self,
         graph: &mut dyn Graph,
-        other: &FxHashMap<Id, usize>,
+        other: &FxHashMap<Id, Reached>,
         limits: &Limits,
         expanded: &mut usize,
+        first_meeting: bool,
     ) -> Result<Vec<Id>, EngineError> {
         let mut next = Vec::new();
         let mut meetings = Vec::new();
@@ -120,11 +146,12 @@ impl Side {
         let level = self.level + 1;
         // In ID order, consecutive lookups often read the same index block
         // (the lookup keeps the block it read last).
-        self.frontier.sort_unstable();
-        for &node in &self.frontier {
+        let mut frontier = std::mem::take(&mut self.frontier);
+        frontier.sort_unstable();
+        'frontier: for &node in &frontier {
             *expanded += 1;
             if expanded.is_multiple_of(CHECK_EVERY) {
-                graph.check(self.depth.len() + other.len())?;
+                graph.check(self.reached.len() + other.len())?;
             }
             edges.clear();
             graph.edges(node, self.forward, &mut edges)?;
@@ -132,28 +159,51 @@ impl Side {
                 if !limits.allows(node, edge, self.forward) {
                     continue;
                 }
-                match self.depth.get(&edge.node) {
-                    None => {
-                        self.depth.insert(edge.node, level);
-                        self.parents.insert(edge.node, vec![(node, edge.via)]);
+                match self.reached.entry(edge.node) {
+                    Entry::Vacant(slot) => {
+                        slot.insert(Reached {
+                            depth: level,
+                            parent: Some((node, edge.via)),
+                        });
                         next.push(edge.node);
                         if other.contains_key(&edge.node) {
                             meetings.push(edge.node);
+                            if first_meeting {
+                                break 'frontier;
+                            }
                         }
                     }
-                    Some(&d) if d == level => {
-                        let parents = self.parents.entry(edge.node).or_default();
-                        if !parents.contains(&(node, edge.via)) {
-                            parents.push((node, edge.via));
+                    Entry::Occupied(known) => {
+                        let known = *known.get();
+                        let same_way = known.parent == Some((node, edge.via));
+                        if let Some(more) = &mut self.more_parents {
+                            if known.depth == level && !same_way {
+                                let parents = more.entry(edge.node).or_default();
+                                if !parents.contains(&(node, edge.via)) {
+                                    parents.push((node, edge.via));
+                                }
+                            }
                         }
                     }
-                    Some(_) => {}
                 }
             }
         }
         self.frontier = next;
         self.level = level;
         Ok(meetings)
+    }
+
+    /// The (parent, edge) pairs `node` was reached from, first way first.
+    fn parents_of(&self, node: Id) -> impl Iterator<Item = (Id, Id)> + '_ {
+        let first = self.reached.get(&node).and_then(|r| r.parent);
+        let more = self
+            .more_parents
+            .as_ref()
+            .and_then(|m| m.get(&node))
+            .into_iter()
+            .flatten()
+            .copied();
+        first.into_iter().chain(more)
     }
 
     /// Every way from a start of this side to `node`, as (nodes, vias) from
@@ -165,23 +215,21 @@ impl Side {
             if out.len() >= limit {
                 break;
             }
-            match self.parents.get(&at) {
-                None => {
-                    let mut nodes = nodes;
-                    let mut vias: Vec<Id> = vias;
-                    nodes.reverse();
-                    vias.reverse();
-                    out.push((nodes, vias));
-                }
-                Some(parents) => {
-                    for &(parent, via) in parents.iter().rev() {
-                        let mut n = nodes.clone();
-                        n.push(parent);
-                        let mut v = vias.clone();
-                        v.push(via);
-                        stack.push((parent, n, v));
-                    }
-                }
+            let parents: Vec<(Id, Id)> = self.parents_of(at).collect();
+            if parents.is_empty() {
+                let mut nodes = nodes;
+                let mut vias: Vec<Id> = vias;
+                nodes.reverse();
+                vias.reverse();
+                out.push((nodes, vias));
+                continue;
+            }
+            for &(parent, via) in parents.iter().rev() {
+                let mut n = nodes.clone();
+                n.push(parent);
+                let mut v = vias.clone();
+                v.push(via);
+                stack.push((parent, n, v));
             }
         }
         out
@@ -217,8 +265,8 @@ pub fn fewest_hops(
             })
             .collect());
     }
-    let mut forward = Side::new(sources, true);
-    let mut backward = Side::new(targets, false);
+    let mut forward = Side::new(sources, true, all);
+    let mut backward = Side::new(targets, false, all);
     let mut expanded = 0;
     loop {
         if forward.frontier.is_empty() || backward.frontier.is_empty() {
@@ -226,21 +274,27 @@ pub fn fewest_hops(
         }
         if limits
             .max_hops
-            .is_some_and(|max| forward.level + backward.level >= max)
+            .is_some_and(|max| (forward.level + backward.level) as usize >= max)
         {
             return Ok(Vec::new());
         }
-        // The smaller frontier costs less to expand.
+        // The smaller frontier costs less to expand. A meeting found while
+        // expanding level d of one side is a node the other side reached at
+        // its last level e, never earlier: had the other side reached it at
+        // e' < e, it would have expanded it, reached its neighbour on this
+        // side's level d - 1, and the two sides would have met there on an
+        // earlier turn. So every meeting of this turn has length d + e, and
+        // one shortest path needs only the first.
         let forward_turn = forward.frontier.len() <= backward.frontier.len();
         let meetings = if forward_turn {
-            forward.expand(graph, &backward.depth, limits, &mut expanded)?
+            forward.expand(graph, &backward.reached, limits, &mut expanded, !all)?
         } else {
-            backward.expand(graph, &forward.depth, limits, &mut expanded)?
+            backward.expand(graph, &forward.reached, limits, &mut expanded, !all)?
         };
         if meetings.is_empty() {
             continue;
         }
-        let total = |m: &Id| forward.depth[m] + backward.depth[m];
+        let total = |m: &Id| forward.depth(*m) + backward.depth(*m);
         let best = meetings.iter().map(total).min().expect("not empty");
         let mut meetings: Vec<Id> = meetings.into_iter().filter(|m| total(m) == best).collect();
         meetings.sort_unstable();
@@ -541,20 +595,24 @@ pub fn reachable(
     limits: &Limits,
     with_paths: bool,
 ) -> Result<Vec<Path>, EngineError> {
-    let mut side = Side::new(sources, true);
+    let mut side = Side::new(sources, true, false);
     let mut expanded = 0;
     let nothing = FxHashMap::default();
-    while !side.frontier.is_empty() && limits.max_hops.is_none_or(|max| side.level < max) {
-        side.expand(graph, &nothing, limits, &mut expanded)?;
+    while !side.frontier.is_empty()
+        && limits
+            .max_hops
+            .is_none_or(|max| (side.level as usize) < max)
+    {
+        side.expand(graph, &nothing, limits, &mut expanded, false)?;
     }
-    let mut nodes: Vec<(usize, Id)> = side.depth.iter().map(|(n, d)| (*d, *n)).collect();
+    let mut nodes: Vec<(u32, Id)> = side.reached.iter().map(|(n, r)| (r.depth, *n)).collect();
     nodes.sort_unstable();
     // Each node's start, from its first parent's (parents come first).
     let mut origin: FxHashMap<Id, Id> = FxHashMap::default();
     let mut paths = Vec::with_capacity(nodes.len());
     for (i, (depth, node)) in nodes.into_iter().enumerate() {
         if i % CHECK_EVERY == 0 {
-            graph.check(side.depth.len())?;
+            graph.check(side.reached.len())?;
         }
         if with_paths {
             let (nodes, vias) = side.ways(node, 1).pop().expect("a way to each node");
@@ -565,8 +623,8 @@ pub fn reachable(
             });
             continue;
         }
-        let start = match side.parents.get(&node) {
-            Some(parents) => origin[&parents[0].0],
+        let start = match side.parents_of(node).next() {
+            Some((parent, _)) => origin[&parent],
             None => node,
         };
         origin.insert(node, start);
