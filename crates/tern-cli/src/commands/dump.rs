@@ -1,19 +1,24 @@
-//! `tern dump`: the whole store (or one graph) as N-Quads, N-Triples or
-//! Turtle, straight from the SPO permutation: no query engine in between.
-//! Rows are read a window at a time, each column decoded whole (the
-//! vocabulary is then read in its own order, see `tern_index::Vocabulary::key_refs`)
-//! and the window formatted on all cores, one run per core, its bytes
-//! written in order; memory holds a window, whatever the store's size.
+//! `tern dump`: the whole store (or one graph) as N-Quads, N-Triples,
+//! Turtle or Parquet, straight from the SPO permutation: no query engine in
+//! between. Rows are read a window at a time, each column decoded whole
+//! (the vocabulary is then read in its own order, see
+//! `tern_index::Vocabulary::key_refs`) and the window formatted on all
+//! cores, one run per core, its bytes written in order; memory holds a
+//! window, whatever the store's size. Parquet is written by one core (a row
+//! group at a time) with the typed columns of the endpoint's Parquet
+//! results: `subject`, `predicate`, `object` and `graph` (unbound in the
+//! default graph).
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
+use oxrdf::Variable;
 use oxrdf::{NamedOrBlankNodeRef, TermRef, TripleRef};
 use rayon::prelude::*;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 use tern_export::term::{write_iri, write_nt_term};
-use tern_export::{GraphFormat, GraphWriter, Prefixes};
+use tern_export::{ArrowWriter, GraphFormat, GraphWriter, Prefixes, SolutionsWriter};
 use tern_index::{Id, Permutation, ScanRange, Snapshot, TermRefs};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -24,6 +29,9 @@ pub enum DumpFormat {
     Nt,
     /// Turtle: the triples of one graph, grouped by subject.
     Ttl,
+    /// Apache Parquet: every quad as a row (subject, predicate, object,
+    /// graph), the columns typed as the endpoint's Parquet results.
+    Parquet,
 }
 
 #[derive(Args)]
@@ -48,6 +56,8 @@ pub struct DumpArgs {
 
 /// Rows decoded and formatted at once.
 const WINDOW_ROWS: usize = 64 * 1024;
+/// Decoded windows waiting for the Parquet writer.
+const WINDOWS_AHEAD: usize = 2;
 /// Fewest rows a core formats in one run.
 const MIN_RUN_ROWS: usize = 4096;
 
@@ -70,7 +80,7 @@ pub fn run(args: DumpArgs) -> Result<()> {
     };
     // N-Triples and Turtle hold one graph: the default one unless asked.
     let only = match args.format {
-        DumpFormat::Nq => graph,
+        DumpFormat::Nq | DumpFormat::Parquet => graph,
         DumpFormat::Nt | DumpFormat::Ttl => Some(graph.unwrap_or(Id::DEFAULT_GRAPH)),
     };
     let out: Box<dyn Write> = match &args.output {
@@ -90,14 +100,20 @@ pub fn run(args: DumpArgs) -> Result<()> {
     out.flush().context("writing the dump")?;
     let seconds = started.elapsed().as_secs_f64();
     say!(
-        "dumped {quads} {} ({:.1} MB) in {seconds:.2} s: {:.0} MB/s",
-        if args.format == DumpFormat::Nq {
+        "dumped {quads} {} ({:.1} MB) in {seconds:.2} s: {:.0} MB/s, {:.2} M {}/s",
+        if matches!(args.format, DumpFormat::Nq | DumpFormat::Parquet) {
             "quads"
         } else {
             "triples"
         },
         bytes as f64 / 1e6,
-        bytes as f64 / 1e6 / seconds.max(1e-9)
+        bytes as f64 / 1e6 / seconds.max(1e-9),
+        quads as f64 / 1e6 / seconds.max(1e-9),
+        if matches!(args.format, DumpFormat::Nq | DumpFormat::Parquet) {
+            "quads"
+        } else {
+            "triples"
+        },
     );
     Ok(())
 }
@@ -113,15 +129,90 @@ fn dump(
     let mut writer: Box<dyn GraphWriter> = match format {
         DumpFormat::Ttl => GraphFormat::Turtle.writer(Prefixes::well_known()),
         DumpFormat::Nt | DumpFormat::Nq => GraphFormat::NTriples.writer(Prefixes::well_known()),
+        DumpFormat::Parquet => return dump_parquet(snapshot, only, out),
     };
     let mut head = Vec::new();
     writer.header(&mut head);
     out.write_all(&head)?;
     let mut bytes = head.len() as u64;
+    let mut buffers: Vec<Vec<u8>> = Vec::new();
+    let quads = for_each_window(snapshot, only, |window| {
+        let written = write_window(snapshot, format, window, writer.as_mut(), &mut buffers)?;
+        for buf in &buffers[..written] {
+            out.write_all(buf).context("writing the dump")?;
+            bytes += buf.len() as u64;
+        }
+        Ok(())
+    })?;
+    let mut tail = Vec::new();
+    writer.footer(&mut tail);
+    out.write_all(&tail)?;
+    bytes += tail.len() as u64;
+    Ok((quads, bytes))
+}
+
+/// The quads as Parquet rows; returns how many and the bytes written. The
+/// Arrow columns and their Parquet encoding are built on this thread while
+/// another reads and decodes the next window (on all cores): the two
+/// overlap, and at most [`WINDOWS_AHEAD`] decoded windows wait.
+fn dump_parquet(snapshot: &Snapshot, only: Option<Id>, out: &mut impl Write) -> Result<(u64, u64)> {
+    let mut writer = ArrowWriter::parquet();
+    let variables = ["subject", "predicate", "object", "graph"].map(Variable::new_unchecked);
+    let mut buf = Vec::new();
+    writer.header(&mut buf, &variables);
+    let mut bytes = 0u64;
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<Id>, Vec<TermRefs>)>(WINDOWS_AHEAD);
+    let quads = std::thread::scope(|scope| -> Result<u64> {
+        let reader = scope.spawn(move || {
+            for_each_window(snapshot, only, |window| {
+                let decoded: Vec<TermRefs> = window
+                    .par_iter()
+                    .map(|ids| snapshot.term_refs(ids))
+                    .collect::<Result<_, _>>()?;
+                // The writer stopped (it failed): its error is the one told.
+                let _ = tx.send((window[3].clone(), decoded));
+                Ok(())
+            })
+        });
+        for (graphs, decoded) in rx {
+            let mut row: Vec<Option<TermRef<'_>>> = Vec::with_capacity(4);
+            for (i, &graph) in graphs.iter().enumerate() {
+                row.clear();
+                for (c, column) in decoded.iter().enumerate() {
+                    let term = column.get(i);
+                    if term.is_none() && c < 3 {
+                        bail!("the index holds a quad whose terms do not decode");
+                    }
+                    // The default graph is no graph: unbound.
+                    row.push(term.filter(|_| c < 3 || graph != Id::DEFAULT_GRAPH));
+                }
+                writer.row(&mut buf, &row);
+                if !buf.is_empty() {
+                    out.write_all(&buf).context("writing the dump")?;
+                    bytes += buf.len() as u64;
+                    buf.clear();
+                }
+            }
+        }
+        reader.join().expect("the dump's reader does not panic")
+    })?;
+    writer.footer(&mut buf);
+    out.write_all(&buf).context("writing the dump")?;
+    bytes += buf.len() as u64;
+    Ok((quads, bytes))
+}
+
+/// Reads the quads in SPO order (those of graph `only`, if given) and
+/// hands them to `each` a window of [`WINDOW_ROWS`] rows at a time, as
+/// four columns; returns how many quads there were.
+fn for_each_window(
+    snapshot: &Snapshot,
+    only: Option<Id>,
+    mut each: impl FnMut(&[Vec<Id>; 4]) -> Result<()>,
+) -> Result<u64> {
     let mut quads = 0u64;
     let mut window: [Vec<Id>; 4] = Default::default();
     let mut scan = snapshot.scan(Permutation::Spo, &[], ScanRange::ALL);
-    let mut buffers: Vec<Vec<u8>> = Vec::new();
     loop {
         let batch = scan.next().transpose()?;
         let ended = batch.is_none();
@@ -143,22 +234,14 @@ fn dump(
         if rows < WINDOW_ROWS && !ended {
             continue;
         }
-        let written = write_window(snapshot, format, &window, writer.as_mut(), &mut buffers)?;
-        for buf in &buffers[..written] {
-            out.write_all(buf).context("writing the dump")?;
-            bytes += buf.len() as u64;
-        }
+        each(&window)?;
         quads += rows as u64;
         window.iter_mut().for_each(Vec::clear);
         if ended {
             break;
         }
     }
-    let mut tail = Vec::new();
-    writer.footer(&mut tail);
-    out.write_all(&tail)?;
-    bytes += tail.len() as u64;
-    Ok((quads, bytes))
+    Ok(quads)
 }
 
 /// Decodes the window's columns (in parallel, each whole) and formats its
