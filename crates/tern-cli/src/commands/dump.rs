@@ -136,8 +136,10 @@ fn dump(
     out.write_all(&head)?;
     let mut bytes = head.len() as u64;
     let mut buffers: Vec<Vec<u8>> = Vec::new();
-    let quads = for_each_window(snapshot, only, |window| {
-        let written = write_window(snapshot, format, window, writer.as_mut(), &mut buffers)?;
+    let with_graph = format == DumpFormat::Nq;
+    let columns = if with_graph { 4 } else { 3 };
+    let quads = for_each_decoded_window(snapshot, only, columns, |_, decoded| {
+        let written = write_window(decoded, with_graph, writer.as_mut(), &mut buffers)?;
         for buf in &buffers[..written] {
             out.write_all(buf).context("writing the dump")?;
             bytes += buf.len() as u64;
@@ -151,55 +153,73 @@ fn dump(
     Ok((quads, bytes))
 }
 
-/// The quads as Parquet rows; returns how many and the bytes written. The
-/// Arrow columns and their Parquet encoding are built on this thread while
-/// another reads and decodes the next window (on all cores): the two
-/// overlap, and at most [`WINDOWS_AHEAD`] decoded windows wait.
+/// The quads as Parquet rows; returns how many and the bytes written.
 fn dump_parquet(snapshot: &Snapshot, only: Option<Id>, out: &mut impl Write) -> Result<(u64, u64)> {
     let mut writer = ArrowWriter::parquet();
     let variables = ["subject", "predicate", "object", "graph"].map(Variable::new_unchecked);
     let mut buf = Vec::new();
     writer.header(&mut buf, &variables);
     let mut bytes = 0u64;
-    let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<Id>, Vec<TermRefs>)>(WINDOWS_AHEAD);
-    let quads = std::thread::scope(|scope| -> Result<u64> {
-        let reader = scope.spawn(move || {
-            for_each_window(snapshot, only, |window| {
-                let decoded: Vec<TermRefs> = window
-                    .par_iter()
-                    .map(|ids| snapshot.term_refs(ids))
-                    .collect::<Result<_, _>>()?;
-                // The writer stopped (it failed): its error is the one told.
-                let _ = tx.send((window[3].clone(), decoded));
-                Ok(())
-            })
-        });
-        for (graphs, decoded) in rx {
-            let mut row: Vec<Option<TermRef<'_>>> = Vec::with_capacity(4);
-            for (i, &graph) in graphs.iter().enumerate() {
-                row.clear();
-                for (c, column) in decoded.iter().enumerate() {
-                    let term = column.get(i);
-                    if term.is_none() && c < 3 {
-                        bail!("the index holds a quad whose terms do not decode");
-                    }
-                    // The default graph is no graph: unbound.
-                    row.push(term.filter(|_| c < 3 || graph != Id::DEFAULT_GRAPH));
+    let quads = for_each_decoded_window(snapshot, only, 4, |graphs, decoded| {
+        let mut row: Vec<Option<TermRef<'_>>> = Vec::with_capacity(4);
+        for (i, &graph) in graphs.iter().enumerate() {
+            row.clear();
+            for (c, column) in decoded.iter().enumerate() {
+                let term = column.get(i);
+                if term.is_none() && c < 3 {
+                    bail!("the index holds a quad whose terms do not decode");
                 }
-                writer.row(&mut buf, &row);
-                if !buf.is_empty() {
-                    out.write_all(&buf).context("writing the dump")?;
-                    bytes += buf.len() as u64;
-                    buf.clear();
-                }
+                // The default graph is no graph: unbound.
+                row.push(term.filter(|_| c < 3 || graph != Id::DEFAULT_GRAPH));
+            }
+            writer.row(&mut buf, &row);
+            if !buf.is_empty() {
+                out.write_all(&buf).context("writing the dump")?;
+                bytes += buf.len() as u64;
+                buf.clear();
             }
         }
-        reader.join().expect("the dump's reader does not panic")
+        Ok(())
     })?;
     writer.footer(&mut buf);
     out.write_all(&buf).context("writing the dump")?;
     bytes += buf.len() as u64;
     Ok((quads, bytes))
+}
+
+/// [`for_each_window`] with the first `columns` columns of each window
+/// decoded (each whole, on all cores), read and decoded on another thread
+/// while `each` formats the window before: the serial parts of the two
+/// (reading the permutation, writing out) overlap, and at most
+/// [`WINDOWS_AHEAD`] decoded windows wait. `each` gets the window's graph
+/// column and its decoded columns.
+fn for_each_decoded_window(
+    snapshot: &Snapshot,
+    only: Option<Id>,
+    columns: usize,
+    mut each: impl FnMut(&[Id], &[TermRefs]) -> Result<()>,
+) -> Result<u64> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<(Vec<Id>, Vec<TermRefs>)>(WINDOWS_AHEAD);
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            for_each_window(snapshot, only, |window| {
+                let decoded: Vec<TermRefs> = window[..columns]
+                    .par_iter()
+                    .map(|ids| snapshot.term_refs(ids))
+                    .collect::<Result<_, _>>()?;
+                // A closed channel means `each` failed: stop reading (its
+                // error is the one reported).
+                if tx.send((window[3].clone(), decoded)).is_err() {
+                    bail!("the dump's writer stopped");
+                }
+                Ok(())
+            })
+        });
+        for (graphs, decoded) in rx {
+            each(&graphs, &decoded)?;
+        }
+        reader.join().expect("the dump's reader does not panic")
+    })
 }
 
 /// Reads the quads in SPO order (those of graph `only`, if given) and
@@ -244,22 +264,15 @@ fn for_each_window(
     Ok(quads)
 }
 
-/// Decodes the window's columns (in parallel, each whole) and formats its
-/// rows into `buffers`, one run per core; returns the buffers used.
+/// Formats a window's decoded rows into `buffers`, one run per core;
+/// returns the buffers used.
 fn write_window(
-    snapshot: &Snapshot,
-    format: DumpFormat,
-    window: &[Vec<Id>; 4],
+    decoded: &[TermRefs],
+    with_graph: bool,
     writer: &mut dyn GraphWriter,
     buffers: &mut Vec<Vec<u8>>,
 ) -> Result<usize> {
-    let rows = window[0].len();
-    let with_graph = format == DumpFormat::Nq;
-    let columns = if with_graph { 4 } else { 3 };
-    let decoded: Vec<TermRefs> = window[..columns]
-        .par_iter()
-        .map(|ids| snapshot.term_refs(ids))
-        .collect::<Result<_, _>>()?;
+    let rows = decoded[0].len();
     let runs = rayon::current_num_threads()
         .clamp(1, 16)
         .min(rows.div_ceil(MIN_RUN_ROWS))
@@ -282,7 +295,7 @@ fn write_window(
             let start = (run * per_run).min(rows);
             let end = (start + per_run).min(rows);
             for row in start..end {
-                write_row(fork.as_mut(), &decoded, row, with_graph, buf)?;
+                write_row(fork.as_mut(), decoded, row, with_graph, buf)?;
             }
             Ok::<_, anyhow::Error>(())
         })?;
