@@ -282,3 +282,39 @@ fn bad_settings_say_what_is_wrong() {
         assert!(error.contains(says), "{query}: {error}");
     }
 }
+
+/// EXPLAIN shows the search and, once it ran, the index lookups it made
+/// (one per expanded node and predicate: a chain of four edges searched
+/// from both ends expands the two ends and the middle).
+#[test]
+fn explain_counts_the_searchs_lookups() {
+    let (_tmp, engine) = common::engine_over(
+        "g.ttl",
+        "@prefix e: <http://e.org/> . e:a e:p e:b . e:b e:p e:c . e:c e:p e:d . e:d e:p e:e .",
+        EngineOptions::default(),
+    );
+    let query = format!(
+        "{PREFIXES}SELECT ?l WHERE {{ SERVICE <urn:tern:path> {{ [] path:source e:a ; \
+         path:target e:e ; path:predicate e:p ; path:length ?l }} }}"
+    );
+    let request = QueryRequest {
+        profile: true,
+        ..QueryRequest::default()
+    };
+    let execution = engine.execute(&query, &request).unwrap();
+    let QueryOutcome::Solutions { rows, .. } = execution.outcome else {
+        panic!("a SELECT query")
+    };
+    assert_eq!(rows.count(), 1);
+    let plan = execution.profile.snapshot().to_text();
+    let line = plan
+        .lines()
+        .find(|l| l.contains("ShortestPath"))
+        .unwrap_or_else(|| panic!("{plan}"));
+    let blocks: u64 = line
+        .split("blocks ")
+        .nth(1)
+        .and_then(|rest| rest.trim_end_matches(']').parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!((3..=4).contains(&blocks), "{line}");
+}

@@ -11,8 +11,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use oxrdf::Variable;
-use oxrdf::{NamedOrBlankNodeRef, TermRef, TripleRef};
+use oxrdf::{NamedOrBlankNodeRef, TermRef, TripleRef, Variable};
 use rayon::prelude::*;
 use std::io::Write;
 use std::path::PathBuf;
@@ -56,7 +55,7 @@ pub struct DumpArgs {
 
 /// Rows decoded and formatted at once.
 const WINDOW_ROWS: usize = 64 * 1024;
-/// Decoded windows waiting for the Parquet writer.
+/// Decoded windows waiting to be formatted.
 const WINDOWS_AHEAD: usize = 2;
 /// Fewest rows a core formats in one run.
 const MIN_RUN_ROWS: usize = 4096;
@@ -99,21 +98,15 @@ pub fn run(args: DumpArgs) -> Result<()> {
     };
     out.flush().context("writing the dump")?;
     let seconds = started.elapsed().as_secs_f64();
+    let unit = match args.format {
+        DumpFormat::Nq | DumpFormat::Parquet => "quads",
+        DumpFormat::Nt | DumpFormat::Ttl => "triples",
+    };
     say!(
-        "dumped {quads} {} ({:.1} MB) in {seconds:.2} s: {:.0} MB/s, {:.2} M {}/s",
-        if matches!(args.format, DumpFormat::Nq | DumpFormat::Parquet) {
-            "quads"
-        } else {
-            "triples"
-        },
+        "dumped {quads} {unit} ({:.1} MB) in {seconds:.2} s: {:.0} MB/s, {:.2} M {unit}/s",
         bytes as f64 / 1e6,
         bytes as f64 / 1e6 / seconds.max(1e-9),
         quads as f64 / 1e6 / seconds.max(1e-9),
-        if matches!(args.format, DumpFormat::Nq | DumpFormat::Parquet) {
-            "quads"
-        } else {
-            "triples"
-        },
     );
     Ok(())
 }

@@ -130,15 +130,16 @@ impl<'a> Walker<'a> {
                 None => vec![from],
             },
             IdPath::Negated(excluded) => {
+                // Column 0 is the predicate, column 1 the node at the other end.
                 let mut out = Vec::new();
-                let (terms, node) = if forward {
-                    ([C(from), V(0), V(1)], 1)
+                let terms = if forward {
+                    [C(from), V(0), V(1)]
                 } else {
-                    ([V(1), V(0), C(from)], 1)
+                    [V(1), V(0), C(from)]
                 };
                 self.lookup(terms, 2, |r| {
                     if !excluded.contains(&r[0]) {
-                        out.push(r[node]);
+                        out.push(r[1]);
                     }
                 })?;
                 out

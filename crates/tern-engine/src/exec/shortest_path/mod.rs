@@ -24,6 +24,7 @@ use crate::EngineError;
 use oxrdf::Variable;
 use rustc_hash::FxHashMap;
 use search::{Limits, Path};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tern_index::{inline, Id};
 
@@ -94,7 +95,9 @@ pub struct ShortestPath {
     done: bool,
     output: std::vec::IntoIter<Vec<Id>>,
     memory: MemoryCharge,
-    lookups: u64,
+    /// Index lookups the searches made (EXPLAIN's `blocks`, as for index
+    /// joins), shared with the plan's profile.
+    lookups: Arc<AtomicU64>,
 }
 
 impl ShortestPath {
@@ -114,7 +117,7 @@ impl ShortestPath {
             variables,
             done: false,
             output: Vec::new().into_iter(),
-            lookups: 0,
+            lookups: Arc::default(),
         }
     }
 
@@ -169,7 +172,7 @@ impl ShortestPath {
             }
             self.memory.set(row_vec_bytes(rows.len(), width))?;
         }
-        self.lookups = graph.lookups;
+        self.lookups.store(graph.lookups, Ordering::Relaxed);
         Ok(rows)
     }
 
@@ -296,10 +299,10 @@ impl Operator for ShortestPath {
         if let Some(h) = spec.max_hops {
             detail.push_str(&format!(", at most {h} hops"));
         }
-        if self.lookups > 0 {
-            detail.push_str(&format!(", {} index lookups", self.lookups));
+        OperatorInfo {
+            blocks_read: Some(self.lookups.clone()),
+            ..OperatorInfo::new("ShortestPath", detail)
         }
-        OperatorInfo::new("ShortestPath", detail)
     }
 
     fn children(&self) -> Vec<&dyn Operator> {
