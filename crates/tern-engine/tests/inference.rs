@@ -760,20 +760,15 @@ fn intersection_parts_implied_by_a_restriction_are_not_joined() {
         ex:v1 ex:visits ex:d0 .\n\
         ex:p0 a ex:Person .\n";
     let (_dir, engine) = common::engine_over("data.ttl", data, EngineOptions::default());
-    let names = |list: &[&str]| -> BTreeSet<String> {
-        list.iter()
-            .map(|n| format!("<http://example.org/{n}>"))
-            .collect()
-    };
     let chairs = "SELECT ?x WHERE { ?x a <http://example.org/Chair> }";
     let got = owl_rl_answers(&engine, chairs);
-    assert_eq!(got, names(&["h0"]));
+    assert_eq!(got, example_iris(&["h0"]));
     let plan = owl_rl_plan(&engine, chairs);
     assert!(!plan.contains("#Person"), "no Person check:\n{plan}");
     // visits has no domain: a Visitor must be a Person as well.
     let visitors = "SELECT ?x WHERE { ?x a <http://example.org/Visitor> }";
     let got = owl_rl_answers(&engine, visitors);
-    assert_eq!(got, names(&["v0"]));
+    assert_eq!(got, example_iris(&["v0"]));
 }
 
 /// A transitive property's chain may pass from a node to its synonyms
@@ -793,25 +788,23 @@ fn transitive_chains_pass_through_synonyms() {
         ex:c3 ex:partOf ex:d .\n\
         ex:x ex:partOf ex:y .\n";
     let (_dir, engine) = common::engine_over("data.ttl", data, EngineOptions::default());
-    let names = |list: &[&str]| -> BTreeSet<String> {
-        list.iter()
-            .map(|n| format!("<http://example.org/{n}>"))
-            .collect()
-    };
     let wholes = "SELECT ?w WHERE { <http://example.org/a> <http://example.org/partOf> ?w }";
     let got = owl_rl_answers(&engine, wholes);
-    assert_eq!(got, names(&["b", "b2", "c", "c3", "d"]));
+    assert_eq!(got, example_iris(&["b", "b2", "c", "c3", "d"]));
     let plan = owl_rl_plan(&engine, wholes);
     assert!(plan.contains("PathScan"), "{plan}");
     let parts = "SELECT ?p WHERE { ?p <http://example.org/partOf> <http://example.org/d> }";
     let got = owl_rl_answers(&engine, parts);
-    assert_eq!(got, names(&["a", "b", "b2", "c", "c3"]));
+    assert_eq!(got, example_iris(&["a", "b", "b2", "c", "c3"]));
     let synonyms = "SELECT ?s WHERE { <http://example.org/c> \
         (<http://www.w3.org/2002/07/owl#sameAs>|^<http://www.w3.org/2002/07/owl#sameAs>)* ?s }";
-    assert_eq!(owl_rl_answers(&engine, synonyms), names(&["c", "c3"]));
+    assert_eq!(
+        owl_rl_answers(&engine, synonyms),
+        example_iris(&["c", "c3"])
+    );
     let none = "SELECT ?s WHERE { <http://example.org/y> \
         (<http://www.w3.org/2002/07/owl#sameAs>|^<http://www.w3.org/2002/07/owl#sameAs>)* ?s }";
-    assert_eq!(owl_rl_answers(&engine, none), names(&["y"]));
+    assert_eq!(owl_rl_answers(&engine, none), example_iris(&["y"]));
 }
 
 /// A class read whole from many patterns, large enough to be read on all
@@ -855,6 +848,14 @@ fn a_large_class_read_on_all_cores_counts_each_instance_once() {
     let got = owl_rl_answers(&engine, query);
     let expected = "\"120002\"^^<http://www.w3.org/2001/XMLSchema#integer>";
     assert_eq!(got, BTreeSet::from([expected.to_owned()]), "{plan}");
+}
+
+/// `<http://example.org/NAME>` for each name, as answers print them.
+fn example_iris(names: &[&str]) -> BTreeSet<String> {
+    names
+        .iter()
+        .map(|n| format!("<http://example.org/{n}>"))
+        .collect()
 }
 
 /// Every answer under OWL RL, each synonym reported.

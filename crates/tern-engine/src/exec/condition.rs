@@ -96,10 +96,7 @@ impl IriEquality {
         variables: &[Variable],
     ) -> Option<IriEquality> {
         use Expression as E;
-        let (expression, negated) = match expression {
-            E::Not(inner) => (inner.as_ref(), true),
-            other => (other, false),
-        };
+        let (expression, negated) = without_negation(expression);
         let (E::Equal(a, b) | E::SameTerm(a, b)) = expression else {
             return None;
         };
@@ -135,10 +132,7 @@ struct SameTermOfColumns {
 impl SameTermOfColumns {
     fn compile(expression: &Expression, variables: &[Variable]) -> Option<SameTermOfColumns> {
         use Expression as E;
-        let (expression, negated) = match expression {
-            E::Not(inner) => (inner.as_ref(), true),
-            other => (other, false),
-        };
+        let (expression, negated) = without_negation(expression);
         let E::SameTerm(a, b) = expression else {
             return None;
         };
@@ -176,10 +170,7 @@ impl IsLiteralOfColumn {
         variables: &[Variable],
     ) -> Option<IsLiteralOfColumn> {
         use Expression as E;
-        let (expression, negated) = match expression {
-            E::Not(inner) => (inner.as_ref(), true),
-            other => (other, false),
-        };
+        let (expression, negated) = without_negation(expression);
         let E::FunctionCall(spargebra::algebra::Function::IsLiteral, arguments) = expression else {
             return None;
         };
@@ -335,5 +326,13 @@ impl IdComparison {
             _ => value.cmp(&self.constant),
         };
         Some((self.accepts)(order))
+    }
+}
+
+/// The expression under one `!`, and whether there was one.
+fn without_negation(expression: &Expression) -> (&Expression, bool) {
+    match expression {
+        Expression::Not(inner) => (inner.as_ref(), true),
+        other => (other, false),
     }
 }

@@ -164,6 +164,21 @@ impl PatternRows {
         Ok(())
     }
 
+    /// The values of the variable columns (`width` of them, at most two)
+    /// of each row matching `terms` in `graph`, looked up through
+    /// `readers`: one step of a graph walk from a bound node.
+    pub fn lookup_values(
+        ctx: &QueryContext,
+        readers: &mut [Option<MergedLookup>; 6],
+        terms: [PatternTerm; 3],
+        graph: GraphScope,
+        width: usize,
+        each: impl FnMut(&[Id]),
+    ) -> Result<(), EngineError> {
+        let mut row = [Id::UNDEFINED; 2];
+        PatternRows::new(terms, graph).lookup(ctx, readers, &mut row[..width], each)
+    }
+
     /// Whether a row in `graph` belongs to the scope, and whether equal
     /// triples from different graphs must be merged.
     fn graph_matches(&self, ctx: &QueryContext, graph: u64) -> (bool, bool) {

@@ -44,11 +44,12 @@ impl<'a> Walker<'a> {
         width: usize,
         each: impl FnMut(&[Id]),
     ) -> Result<(), EngineError> {
-        let mut row = [Id::UNDEFINED; 2];
-        PatternRows::new(terms, self.graph).lookup(
+        PatternRows::lookup_values(
             self.ctx,
             &mut self.readers.borrow_mut(),
-            &mut row[..width],
+            terms,
+            self.graph,
+            width,
             each,
         )
     }

@@ -75,13 +75,7 @@ impl IndexGraph {
         each: impl FnMut(&[Id]),
     ) -> Result<(), EngineError> {
         self.lookups += 1;
-        let mut row = [Id::UNDEFINED; 2];
-        PatternRows::new(terms, self.scope).lookup(
-            &self.ctx,
-            &mut self.readers,
-            &mut row[..width],
-            each,
-        )
+        PatternRows::lookup_values(&self.ctx, &mut self.readers, terms, self.scope, width, each)
     }
 
     /// Edges one way (`out`: leaving `node`).

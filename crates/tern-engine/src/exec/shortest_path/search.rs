@@ -173,15 +173,17 @@ impl Side {
                             }
                         }
                     }
+                    // Only all shortest paths want the other ways in.
                     Entry::Occupied(known) => {
-                        let known = *known.get();
-                        let same_way = known.parent == Some((node, edge.via));
-                        if let Some(more) = &mut self.more_parents {
-                            if known.depth == level && !same_way {
-                                let parents = more.entry(edge.node).or_default();
-                                if !parents.contains(&(node, edge.via)) {
-                                    parents.push((node, edge.via));
-                                }
+                        let Some(more) = &mut self.more_parents else {
+                            continue;
+                        };
+                        let way = (node, edge.via);
+                        let known = known.get();
+                        if known.depth == level && known.parent != Some(way) {
+                            let parents = more.entry(edge.node).or_default();
+                            if !parents.contains(&way) {
+                                parents.push(way);
                             }
                         }
                     }
