@@ -12,7 +12,7 @@ pub struct CacheArgs {
     /// 100 MB of its idle RSS while it does.
     #[arg(long, value_parser = parse_size, default_value = "64M")]
     vocab_cache: u64,
-    /// Memory for decoded permutation blocks (one budget for the six
+    /// Memory for decoded permutation blocks (one budget for the five
     /// permutations), e.g. 256M. Index joins probe them row by row; a scan
     /// of up to a sixteenth of it keeps all its blocks, a longer one only
     /// its first two, so exports do not fill it.

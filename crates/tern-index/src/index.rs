@@ -41,7 +41,7 @@ pub struct Index {
     stats: Statistics,
     vocab: Vocabulary,
     permutations: Vec<PermutationReader>,
-    /// Decoded blocks of all six permutations.
+    /// Decoded blocks of all five permutations.
     block_cache: Arc<BlockCache>,
     /// Vocabulary index of the first literal, found on first use.
     first_literal: std::sync::OnceLock<u64>,
@@ -121,8 +121,8 @@ impl Index {
         &self.permutations[perm as usize]
     }
 
-    /// Sets the memory for decoded blocks: of the vocabulary, and of the six
-    /// permutations (one budget for all six). Caches only: with any budget every
+    /// Sets the memory for decoded blocks: of the vocabulary, and of the five
+    /// permutations (one budget for all five). Caches only: with any budget every
     /// block can still be read, it is then decoded again.
     pub fn set_cache_budget(&self, vocabulary: usize, permutations: usize) {
         self.vocab.set_cache_budget(vocabulary);

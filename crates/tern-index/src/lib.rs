@@ -1,4 +1,4 @@
-//! Tern's index: 64-bit term IDs, the sorted vocabulary, the six compressed
+//! Tern's index: 64-bit term IDs, the sorted vocabulary, the five compressed
 //! permutations, per-predicate statistics, and the bulk builder that makes them.
 //!
 //! Reading starts at [`Index::open`]; building at [`builder::build`].

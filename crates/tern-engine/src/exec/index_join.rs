@@ -49,7 +49,7 @@ pub struct IndexJoin {
     sources: Sources,
     /// One per permutation the lookups use, each holding the block it read
     /// last.
-    readers: [Option<MergedLookup>; 6],
+    readers: [Option<MergedLookup>; tern_index::Permutation::COUNT],
     lookups: Arc<AtomicU64>,
     /// Rows a batch it hands out holds at most: fewer at first when only
     /// the first rows will be read (a LIMIT above), so it stops looking up

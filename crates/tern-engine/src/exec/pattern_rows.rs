@@ -147,7 +147,7 @@ impl PatternRows {
     pub fn lookup(
         &self,
         ctx: &QueryContext,
-        readers: &mut [Option<MergedLookup>; 6],
+        readers: &mut [Option<MergedLookup>; Permutation::COUNT],
         row_out: &mut [Id],
         mut each: impl FnMut(&[Id]),
     ) -> Result<(), EngineError> {
@@ -169,7 +169,7 @@ impl PatternRows {
     /// `readers`: one step of a graph walk from a bound node.
     pub fn lookup_values(
         ctx: &QueryContext,
-        readers: &mut [Option<MergedLookup>; 6],
+        readers: &mut [Option<MergedLookup>; Permutation::COUNT],
         terms: [PatternTerm; 3],
         graph: GraphScope,
         width: usize,

@@ -72,7 +72,7 @@ pub struct UnionOfPatterns {
     pub(super) synonyms: Option<Arc<SynonymTable>>,
     /// One reader per branch and permutation, each keeping the block it
     /// read last.
-    readers: Vec<[Option<MergedLookup>; 6]>,
+    readers: Vec<[Option<MergedLookup>; tern_index::Permutation::COUNT]>,
     /// Per output column, the patterns read together when it alone is
     /// bound (made at the first such lookup).
     stars: Vec<Option<StarLookup>>,

@@ -39,7 +39,7 @@ pub struct StarLookup {
     object: Star,
     /// Patterns looked up one by one.
     pub others: Vec<usize>,
-    readers: [Option<MergedLookup>; 6],
+    readers: [Option<MergedLookup>; Permutation::COUNT],
 }
 
 impl StarLookup {

@@ -6,7 +6,7 @@
 //!    and merged into memory-bounded [runs](runs);
 //! 2. **vocabulary**: the runs' sorted keys are merged into the final sorted
 //!    vocabulary, and quads get their final IDs;
-//! 3. **permutations**: quads are sorted six times (externally when they exceed
+//! 3. **permutations**: quads are sorted five times (externally when they exceed
 //!    the budget), deduplicated, and written as compressed blocks, with statistics.
 //!
 //! Everything is written into a build directory that replaces the target only

@@ -1,4 +1,4 @@
-//! Sorting the final quads into the six permutations, in memory when they fit
+//! Sorting the final quads into the five permutations, in memory when they fit
 //! and with an external merge sort under the memory budget when they do not.
 
 use super::error::{LoadError, LoadIo};
@@ -118,7 +118,7 @@ impl StatsBuilder {
     }
 }
 
-/// Writes all six permutations (removing duplicate quads) and returns statistics.
+/// Writes all five permutations (removing duplicate quads) and returns statistics.
 pub fn write_permutations(mut store: QuadStore, index_dir: &Path) -> Result<Statistics, LoadError> {
     let mut stats = StatsBuilder::default();
     if store.chunks.is_empty() {

@@ -1,4 +1,4 @@
-//! One sorted run of changes, in all six permutation orders, and the
+//! One sorted run of changes, in all five permutation orders, and the
 //! stack of runs a snapshot sees.
 
 use crate::permutation::{Permutation, Row};
@@ -21,14 +21,14 @@ pub struct Change {
 /// at most once per run.
 #[derive(Debug, Default)]
 pub struct Run {
-    rows: [Vec<(Row, bool)>; 6],
+    rows: [Vec<(Row, bool)>; Permutation::COUNT],
     /// Per permutation, the signed number of changes before each position
     /// (one more entry than rows): counting a range is two lookups.
-    net_before: [Vec<i64>; 6],
+    net_before: [Vec<i64>; Permutation::COUNT],
     /// Per permutation, which two-column prefixes the run may have: an index
     /// join looks up one prefix per left row, and most runs have nothing
     /// under most prefixes, which this says without a binary search.
-    prefixes: [PrefixFilter; 6],
+    prefixes: [PrefixFilter; Permutation::COUNT],
     /// Net change of the number of quads per predicate, for statistics.
     predicate_net: Vec<(u64, i64)>,
     /// Net change of the number of quads per graph.
@@ -70,11 +70,11 @@ impl Run {
             rows.sort_unstable_by_key(|r| r.0);
             rows
         };
-        // A large write's six orders are sorted on all cores.
+        // A large write's five orders are sorted on all cores.
         let rows = if quads.len() >= PARALLEL_SORT_FROM {
             let rows: Vec<Vec<(Row, bool)>> =
                 Permutation::ALL.into_par_iter().map(sorted).collect();
-            rows.try_into().expect("six orders")
+            rows.try_into().expect("five orders")
         } else {
             Permutation::ALL.map(sorted)
         };
@@ -82,7 +82,7 @@ impl Run {
     }
 
     /// A run of rows already sorted in each permutation's order.
-    fn from_rows(rows: [Vec<(Row, bool)>; 6]) -> Run {
+    fn from_rows(rows: [Vec<(Row, bool)>; Permutation::COUNT]) -> Run {
         let spo = &rows[Permutation::Spo as usize];
         let net_by = |column: usize| {
             let mut net: FxHashMap<u64, i64> = FxHashMap::default();

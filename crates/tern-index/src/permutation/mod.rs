@@ -1,4 +1,11 @@
-//! The six sorted permutations of the quads.
+//! The five sorted permutations of the quads.
+//!
+//! SPO, PSO, POS, OSP and OPS: every pattern's constants are the leading
+//! columns of one of them. SOP is not stored: a lookup with subject and
+//! object bound is OSP's, and the one order only SOP gives, a subject's
+//! triples by object, is a subject's few rows sorted. On BSBM 10M it cost
+//! 2.86 bytes per triple (its object column, cut by subject, is the least
+//! compressible of all), a tenth of the index.
 //!
 //! Each permutation stores every quad as a row `(c0, c1, c2, g)`, where `c0 c1 c2`
 //! are subject, predicate and object in the permutation's order and `g` is the
@@ -28,7 +35,6 @@ pub type Row = [u64; 4];
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Permutation {
     Spo,
-    Sop,
     Pso,
     Pos,
     Osp,
@@ -36,9 +42,12 @@ pub enum Permutation {
 }
 
 impl Permutation {
-    pub const ALL: [Permutation; 6] = [
+    /// How many permutations are stored: the length of arrays indexed by
+    /// `perm as usize`.
+    pub const COUNT: usize = 5;
+
+    pub const ALL: [Permutation; Permutation::COUNT] = [
         Permutation::Spo,
-        Permutation::Sop,
         Permutation::Pso,
         Permutation::Pos,
         Permutation::Osp,
@@ -48,7 +57,6 @@ impl Permutation {
     pub fn name(self) -> &'static str {
         match self {
             Permutation::Spo => "spo",
-            Permutation::Sop => "sop",
             Permutation::Pso => "pso",
             Permutation::Pos => "pos",
             Permutation::Osp => "osp",
@@ -60,7 +68,6 @@ impl Permutation {
     pub fn order(self) -> [usize; 3] {
         match self {
             Permutation::Spo => [0, 1, 2],
-            Permutation::Sop => [0, 2, 1],
             Permutation::Pso => [1, 0, 2],
             Permutation::Pos => [1, 2, 0],
             Permutation::Osp => [2, 0, 1],
@@ -87,16 +94,16 @@ impl Permutation {
     }
 
     /// The permutation that has the given positions (in any order) as its leading
-    /// columns, preferring `next` as the column right after them.
+    /// columns, preferring `next` as the column right after them. Every set
+    /// of bound positions leads some permutation; `next` is only a preference
+    /// (with the subject bound, no permutation has the object next).
     pub fn for_bound(bound: &[usize], next: Option<usize>) -> Permutation {
-        Permutation::ALL
-            .into_iter()
-            .find(|p| {
-                let order = p.order();
-                let mask = |positions: &[usize]| positions.iter().fold(0u8, |m, &i| m | 1 << i);
-                mask(&order[..bound.len()]) == mask(bound)
-                    && next.is_none_or(|n| order.get(bound.len()) == Some(&n))
-            })
+        let mask = |positions: &[usize]| positions.iter().fold(0u8, |m, &i| m | 1 << i);
+        let leads = |p: &Permutation| mask(&p.order()[..bound.len().min(3)]) == mask(bound);
+        let candidates = || Permutation::ALL.into_iter().filter(leads);
+        candidates()
+            .find(|p| next.is_none_or(|n| p.order().get(bound.len()) == Some(&n)))
+            .or_else(|| candidates().next())
             .unwrap_or(Permutation::Spo)
     }
 }
@@ -119,5 +126,38 @@ impl Batch {
 
     pub fn row(&self, i: usize) -> Row {
         [0, 1, 2, 3].map(|c| self.columns[c][i].0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bound_set_leads_a_permutation() {
+        let sets: [&[usize]; 8] = [&[], &[0], &[1], &[2], &[0, 1], &[0, 2], &[1, 2], &[0, 1, 2]];
+        for bound in sets {
+            for next in [None, Some(0), Some(1), Some(2)] {
+                let perm = Permutation::for_bound(bound, next);
+                let mut leading = perm.order()[..bound.len()].to_vec();
+                leading.sort_unstable();
+                assert_eq!(leading, bound, "{bound:?} next {next:?}: {perm:?}");
+                let next_is_free = next.is_some_and(|n| !bound.contains(&n));
+                // Only "subject bound, object next" (SOP's order) has no permutation.
+                if next_is_free && (bound, next) != (&[0][..], Some(2)) && bound.len() < 3 {
+                    assert_eq!(
+                        perm.order().get(bound.len()),
+                        next.as_ref(),
+                        "{bound:?} {next:?}"
+                    );
+                }
+            }
+        }
+        // Subject and object bound: OSP, with the predicate after them.
+        assert_eq!(Permutation::for_bound(&[0, 2], None), Permutation::Osp);
+        for perm in Permutation::ALL {
+            let quad = [1, 2, 3, 4];
+            assert_eq!(perm.quad_of(perm.row_of(quad)), quad);
+        }
     }
 }

@@ -29,7 +29,7 @@ struct Inner {
 /// Selective queries look up a few rows in the same blocks again and again
 /// (the planner counts them, then scans them, index joins probe them per
 /// row); decoding a block costs far more than finding rows in it. One budget
-/// for all six permutations: a workload leans on one or two of them (index
+/// for all five permutations: a workload leans on one or two of them (index
 /// joins on PSO), which a fixed share each would leave thrashing.
 pub struct BlockCache {
     entries: Mutex<CacheState>,
@@ -45,7 +45,7 @@ struct CacheState {
     blocks: FxHashMap<(Permutation, usize), (u64, DecodedBlock)>,
     bytes: usize,
     /// Bytes held per permutation, in [`Permutation::ALL`] order.
-    bytes_of: [usize; 6],
+    bytes_of: [usize; Permutation::COUNT],
     budget: usize,
 }
 
@@ -74,7 +74,7 @@ impl BlockCache {
                 clock: 0,
                 blocks: FxHashMap::default(),
                 bytes: 0,
-                bytes_of: [0; 6],
+                bytes_of: [0; Permutation::COUNT],
                 budget,
             }),
         }

@@ -23,7 +23,7 @@ pub struct Walker<'a> {
     ctx: &'a Arc<QueryContext>,
     graph: GraphScope,
     memory: &'a MemoryCharge,
-    readers: RefCell<[Option<MergedLookup>; 6]>,
+    readers: RefCell<[Option<MergedLookup>; tern_index::Permutation::COUNT]>,
 }
 
 impl<'a> Walker<'a> {

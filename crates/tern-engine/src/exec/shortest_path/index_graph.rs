@@ -39,7 +39,7 @@ pub struct IndexGraph {
     scope: GraphScope,
     kind: EdgeKind,
     direction: Direction,
-    readers: [Option<MergedLookup>; 6],
+    readers: [Option<MergedLookup>; tern_index::Permutation::COUNT],
     memory: MemoryCharge,
     /// Index lookups made (for EXPLAIN).
     pub lookups: u64,
