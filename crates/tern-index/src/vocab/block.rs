@@ -14,6 +14,7 @@
 //! blocks stay dense in entries and cheap to decode, and searches can order
 //! most keys without the long section.
 
+use super::token_code::TokenCode;
 use crate::varint;
 use std::sync::Mutex;
 use zstd::bulk::Compressor;
@@ -42,6 +43,11 @@ pub const STUB: usize = 16;
 /// 1.8 times as long to compress, for the same decoding speed.
 pub const MAIN_LEVEL: i32 = 9;
 pub const LONG_LEVEL: i32 = 6;
+/// Bytes of a serialized token code at most (its tokens are at most 255
+/// bytes, 131,072 of them).
+const MAX_TOKEN_CODE_BYTES: usize = 40 << 20;
+/// Bytes of long keys the token code is trained on.
+const TOKEN_SAMPLE_BYTES: usize = 8 << 20;
 /// Dictionary samples per section, and bytes taken from each.
 const MAIN_SAMPLES: (usize, usize) = (16, 4 * 1024);
 const LONG_SAMPLES: (usize, usize) = (32, 8 * 1024);
@@ -113,47 +119,112 @@ impl FrontCoder {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Dictionaries {
     pub main: Vec<u8>,
+    /// The long section's zstd dictionary, when its blocks are zstd frames.
     pub long: Vec<u8>,
+    /// The long section's word-token code ([`TokenCode::to_bytes`], zstd
+    /// compressed: its word list is a megabyte on BSBM, a third of that
+    /// compressed), when its blocks are coded with it instead of zstd.
+    pub long_tokens: Vec<u8>,
 }
 
 impl Dictionaries {
     pub fn to_bytes(&self) -> Vec<u8> {
-        [
-            (self.main.len() as u64).to_le_bytes().as_slice(),
-            &self.main,
-            &self.long,
-        ]
-        .concat()
+        let mut out = Vec::new();
+        for part in [&self.main, &self.long, &self.long_tokens] {
+            out.extend_from_slice(&(part.len() as u64).to_le_bytes());
+            out.extend_from_slice(part);
+        }
+        out
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Option<Dictionaries> {
-        let main_len = u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?);
-        let main_end = usize::try_from(main_len).ok()?.checked_add(8)?;
-        Some(Dictionaries {
-            main: bytes.get(8..main_end)?.to_vec(),
-            long: bytes[main_end..].to_vec(),
-        })
+        let mut rest = bytes;
+        let mut part = || -> Option<Vec<u8>> {
+            let len = usize::try_from(u64::from_le_bytes(rest.get(..8)?.try_into().ok()?)).ok()?;
+            let part = rest.get(8..8usize.checked_add(len)?)?.to_vec();
+            rest = &rest[8 + len..];
+            Some(part)
+        };
+        let dictionaries = Dictionaries {
+            main: part()?,
+            long: part()?,
+            long_tokens: part()?,
+        };
+        rest.is_empty().then_some(dictionaries)
+    }
+
+    /// The long section's token code, if its blocks use one.
+    pub fn long_code(&self) -> Option<TokenCode> {
+        if self.long_tokens.is_empty() {
+            return None;
+        }
+        let bytes = zstd::bulk::decompress(&self.long_tokens, MAX_TOKEN_CODE_BYTES).ok()?;
+        TokenCode::from_bytes(&bytes)
     }
 }
 
 /// Builds both dictionaries from sorted keys (all of them, or an evenly spread
-/// sample).
+/// sample). The long section gets a word-token code where that makes its
+/// sample smaller than zstd with a dictionary does (text: descriptions,
+/// reviews, abstracts), a zstd dictionary otherwise (geometries, JSON…).
 pub fn dictionaries<K: AsRef<[u8]>>(sorted_keys: &[K]) -> Dictionaries {
     let main = sample(
         || sorted_keys.iter().map(|k| stored(k.as_ref())),
         MAIN_SAMPLES,
     );
-    let long = sample(
-        || {
-            sorted_keys
-                .iter()
-                .map(|k| k.as_ref())
-                .filter(|k| k.len() >= LONG_KEY)
-                .map(|k| (k, false))
-        },
-        LONG_SAMPLES,
-    );
-    Dictionaries { main, long }
+    let long_keys = || {
+        sorted_keys
+            .iter()
+            .map(|k| k.as_ref())
+            .filter(|k| k.len() >= LONG_KEY)
+    };
+    let long = sample(|| long_keys().map(|k| (k, false)), LONG_SAMPLES);
+    let blocks = token_sample(long_keys());
+    let code = TokenCode::train(blocks.iter().map(Vec::as_slice));
+    let coded_size = |encode: &mut dyn FnMut(&[u8]) -> usize| -> usize {
+        blocks.iter().map(|b| encode(b)).sum()
+    };
+    let mut coded = Vec::new();
+    let tokens = coded_size(&mut |b| {
+        coded.clear();
+        code.encode(b, &mut coded);
+        coded.len()
+    });
+    let zstd = BlockEncoder::new(&long, LONG_LEVEL);
+    let framed = coded_size(&mut |b| zstd.encode_all(std::iter::once(b))[0].len());
+    if tokens < framed {
+        Dictionaries {
+            main,
+            long: Vec::new(),
+            long_tokens: zstd::bulk::compress(&code.to_bytes(), 19)
+                .expect("zstd compression of an in-memory buffer"),
+        }
+    } else {
+        Dictionaries {
+            main,
+            long,
+            long_tokens: Vec::new(),
+        }
+    }
+}
+
+/// Front-coded blocks of long keys to train and judge the token code on:
+/// up to [`TOKEN_SAMPLE_BYTES`], taken evenly over the keys.
+fn token_sample<'a>(keys: impl Iterator<Item = &'a [u8]> + Clone) -> Vec<Vec<u8>> {
+    let total: usize = keys.clone().map(<[u8]>::len).sum();
+    let keep_every = total.div_ceil(TOKEN_SAMPLE_BYTES).max(1);
+    let mut blocks = Vec::new();
+    let mut group = FrontCoder::default();
+    for key in keys.step_by(keep_every) {
+        group.push(key, false);
+        if group.key_bytes() >= LONG_TARGET_RAW_BYTES {
+            blocks.push(group.take());
+        }
+    }
+    if group.entries() > 0 {
+        blocks.push(group.take());
+    }
+    blocks
 }
 
 /// A raw-content dictionary: front-coded runs of keys taken at evenly spaced
@@ -190,29 +261,40 @@ fn sample<'a, I: Iterator<Item = (&'a [u8], bool)>>(
 
 /// Compresses blocks of one section; shared by the threads that compress,
 /// with the dictionary digested once.
-pub struct BlockEncoder {
-    dictionary: EncoderDictionary<'static>,
+pub enum BlockEncoder {
+    Zstd(EncoderDictionary<'static>),
+    Tokens(TokenCode),
 }
 
 impl BlockEncoder {
     pub fn new(dictionary: &[u8], level: i32) -> BlockEncoder {
-        BlockEncoder {
-            dictionary: EncoderDictionary::copy(dictionary, level),
-        }
+        BlockEncoder::Zstd(EncoderDictionary::copy(dictionary, level))
     }
 
-    /// Compresses front-coded blocks with one compression context. Each
-    /// block's bytes: raw length (u32 LE), then the zstd frame.
+    /// Compresses front-coded blocks (with one compression context). Each
+    /// block's bytes: raw length (u32 LE), then the zstd frame or the
+    /// token-coded bits.
     pub fn encode_all<'a>(&self, raws: impl Iterator<Item = &'a [u8]>) -> Vec<Vec<u8>> {
-        let mut compressor = Compressor::with_prepared_dictionary(&self.dictionary)
-            .expect("zstd context for an in-memory buffer");
-        raws.map(|raw| {
-            let frame = compressor
-                .compress(raw)
-                .expect("zstd compression of an in-memory buffer");
-            [(raw.len() as u32).to_le_bytes().as_slice(), &frame].concat()
-        })
-        .collect()
+        match self {
+            BlockEncoder::Zstd(dictionary) => {
+                let mut compressor = Compressor::with_prepared_dictionary(dictionary)
+                    .expect("zstd context for an in-memory buffer");
+                raws.map(|raw| {
+                    let frame = compressor
+                        .compress(raw)
+                        .expect("zstd compression of an in-memory buffer");
+                    [(raw.len() as u32).to_le_bytes().as_slice(), &frame].concat()
+                })
+                .collect()
+            }
+            BlockEncoder::Tokens(code) => raws
+                .map(|raw| {
+                    let mut out = (raw.len() as u32).to_le_bytes().to_vec();
+                    code.encode(raw, &mut out);
+                    out
+                })
+                .collect(),
+        }
     }
 }
 
@@ -227,6 +309,8 @@ impl BlockEncoder {
 pub struct BlockDecoder {
     dictionary: Vec<u8>,
     pool: Mutex<Vec<(DCtx<'static>, Vec<u8>)>>,
+    /// The section's token code, if its blocks are token-coded.
+    tokens: Option<TokenCode>,
 }
 
 impl BlockDecoder {
@@ -234,11 +318,24 @@ impl BlockDecoder {
         BlockDecoder {
             dictionary: dictionary.to_vec(),
             pool: Mutex::new(Vec::new()),
+            tokens: None,
+        }
+    }
+
+    pub fn tokens(code: TokenCode) -> BlockDecoder {
+        BlockDecoder {
+            tokens: Some(code),
+            ..BlockDecoder::new(&[])
         }
     }
 
     pub fn decode(&self, block: &[u8], entries: usize) -> Option<DecodedBlock> {
         let raw_len = u32::from_le_bytes(block.get(..4)?.try_into().ok()?) as usize;
+        if let Some(code) = &self.tokens {
+            let mut raw = Vec::new();
+            code.decode(&block[4..], raw_len, &mut raw)?;
+            return DecodedBlock::from_front_coded(&raw, entries);
+        }
         let pooled = self.pool.lock().unwrap().pop();
         let (mut context, mut buffer) =
             pooled.unwrap_or_else(|| (DCtx::create(), self.dictionary.clone()));
@@ -457,11 +554,75 @@ mod tests {
             })
             .collect();
         let dicts = dictionaries(&keys);
-        assert!(!dicts.main.is_empty() && !dicts.long.is_empty());
+        assert!(!dicts.main.is_empty());
+        assert!(
+            dicts.long.is_empty() != dicts.long_tokens.is_empty(),
+            "the long section has a zstd dictionary or a token code"
+        );
         assert_eq!(Dictionaries::from_bytes(&dicts.to_bytes()), Some(dicts));
         let none = dictionaries(&keys[..10]);
         assert!(none.main.is_empty() && none.long.is_empty());
         assert_eq!(Dictionaries::from_bytes(&none.to_bytes()), Some(none));
         assert_eq!(Dictionaries::from_bytes(&[1, 2]), None);
+    }
+
+    /// Long keys of English-like text from a vocabulary of 3,000 words.
+    fn text_keys(count: usize) -> Vec<Vec<u8>> {
+        let mut state = 7u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 33) as usize
+        };
+        let words: Vec<String> = (0..3_000)
+            .map(|i| {
+                format!(
+                    "{}{}",
+                    ["al", "be", "cor", "dun", "ex", "fi"][i % 6],
+                    i * 37
+                )
+            })
+            .collect();
+        let mut keys: Vec<Vec<u8>> = (0..count)
+            .map(|_| {
+                let mut key = b"\x02".to_vec();
+                while key.len() < 700 {
+                    // Skewed: low word numbers are far more frequent.
+                    let w = (next() % 3_000) * (next() % 3_000) / 3_000;
+                    key.extend_from_slice(words[w].as_bytes());
+                    key.push(b' ');
+                }
+                key
+            })
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
+    #[test]
+    fn text_gets_a_token_code_and_long_blocks_round_trip_with_it() {
+        let keys = text_keys(3_000);
+        let dicts = dictionaries(&keys);
+        let code = dicts.long_code().expect("text is token-coded");
+        assert!(dicts.long.is_empty());
+        let encoder = BlockEncoder::Tokens(code.clone());
+        let decoder = BlockDecoder::tokens(code);
+        let mut coder = FrontCoder::default();
+        for key in &keys[..6] {
+            coder.push(key, false);
+        }
+        let raw = coder.take();
+        let encoded = encoder.encode_all(std::iter::once(raw.as_slice()));
+        assert!(encoded[0].len() * 2 < raw.len(), "at least 2x on text");
+        let decoded = decoder.decode(&encoded[0], 6).unwrap();
+        for (i, key) in keys[..6].iter().enumerate() {
+            assert_eq!(decoded.key(i), key.as_slice());
+        }
+        assert!(decoder
+            .decode(&encoded[0][..encoded[0].len() / 2], 6)
+            .is_none());
+        assert_eq!(Dictionaries::from_bytes(&dicts.to_bytes()), Some(dicts));
     }
 }

@@ -2,8 +2,10 @@
 //! [`term_key`](crate::term_key) order, so that the vocabulary index of a term is
 //! its ID payload and ID order is term order.
 //!
-//! On disk, two sections of blocks of front-coded keys, each compressed with
-//! zstd and a dictionary shared by the section's blocks (`vocab.dict`):
+//! On disk, two sections of blocks of front-coded keys, compressed with zstd
+//! and a dictionary shared by the section's blocks, or for a long section of
+//! text with a word-token code (`token_code`) shared the same way; both in
+//! `vocab.dict`:
 //!
 //! * the main section (`vocab.blocks`) holds every entry: short keys whole,
 //!   long keys (descriptions, reviews…) as a short stub; its directory
@@ -17,6 +19,7 @@
 
 mod block;
 mod reader;
+mod token_code;
 mod writer;
 
 pub use block::{dictionaries, Dictionaries, LONG_KEY};

@@ -175,6 +175,11 @@ impl Vocabulary {
         let dictionary_bytes = std::fs::read(&dictionary_path).at(&dictionary_path)?;
         let dictionaries = Dictionaries::from_bytes(&dictionary_bytes)
             .ok_or_else(|| corrupt(DICTIONARY_FILE, "bad header"))?;
+        let long_decoder = match dictionaries.long_code() {
+            Some(code) => BlockDecoder::tokens(code),
+            None if dictionaries.long_tokens.is_empty() => BlockDecoder::new(&dictionaries.long),
+            None => return Err(corrupt(DICTIONARY_FILE, "bad token code")),
+        };
         let blocks = BlockFile::open(&dir.join(BLOCKS_FILE))?;
         let long_blocks = BlockFile::open(&dir.join(LONG_BLOCKS_FILE))?;
         let firsts = map(&dir.join(FIRSTS_FILE))?;
@@ -206,7 +211,7 @@ impl Vocabulary {
             dir: dir.to_owned(),
             entries,
             main_decoder: BlockDecoder::new(&dictionaries.main),
-            long_decoder: BlockDecoder::new(&dictionaries.long),
+            long_decoder,
             directory_bytes: (index.len() + long_records.len()) as u64,
             dictionary_bytes: dictionary_bytes.len() as u64,
             blocks,

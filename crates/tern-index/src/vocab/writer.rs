@@ -133,7 +133,10 @@ impl VocabWriter {
                 INDEX_FILE,
             )?,
             long: section(
-                BlockEncoder::new(&dictionaries.long, block::LONG_LEVEL),
+                match dictionaries.long_code() {
+                    Some(code) => BlockEncoder::Tokens(code),
+                    None => BlockEncoder::new(&dictionaries.long, block::LONG_LEVEL),
+                },
                 LONG_BLOCKS_FILE,
                 open(LONG_INDEX_FILE)?,
                 LONG_INDEX_FILE,
