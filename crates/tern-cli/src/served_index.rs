@@ -104,16 +104,19 @@ fn build(dir: &Path, files: &[PathBuf]) -> Result<()> {
 }
 
 /// The sample's index in the cache directory, built if it is not there:
-/// named by a hash of the sample and tern's version, so a newer sample or
-/// index format gets a fresh one.
+/// named by a hash of the sample, tern's version and the index format's
+/// version, so a newer sample or index format gets a fresh one (a build
+/// that changed the format without a new release version once served the
+/// old sample index and failed on it).
 fn sample() -> Result<ServedIndex> {
     let cache = cache_dir().context(
         "no cache directory for the sample index (set XDG_CACHE_HOME or HOME), \
          or give an index with --index",
     )?;
     let name = format!(
-        "sample-{}-{:016x}",
+        "sample-{}-f{}-{:016x}",
         env!("CARGO_PKG_VERSION"),
+        tern_index::FORMAT_VERSION,
         content_hash(SAMPLE)
     );
     let dir = cache.join(name);

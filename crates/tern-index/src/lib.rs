@@ -25,7 +25,7 @@ pub use delta::{MergedLookup, MergedScan};
 pub use error::{IndexError, Result};
 pub use id::{Id, Tag};
 pub use index::{Index, ScanRange, TermRefs};
-pub use meta::IndexMeta;
+pub use meta::{IndexMeta, FORMAT_VERSION};
 pub use permutation::{Batch, Permutation};
 pub use snapshot::Snapshot;
 pub use stats::{PredicateStats, Statistics};
