@@ -11,7 +11,7 @@ pub enum IndexError {
     },
     #[error("{path}: not a Tern index ({reason})")]
     NotAnIndex { path: PathBuf, reason: String },
-    #[error("{path}: index format version {found} is not supported (this build reads version {expected})")]
+    #[error("{path}: index format version {found} is not supported (this build reads version {expected}); rebuild it from its sources with `tern load --force --index DIR FILES`")]
     Version {
         path: PathBuf,
         found: u32,
