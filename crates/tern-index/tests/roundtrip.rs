@@ -1,9 +1,10 @@
 //! Load → scan every permutation → the quads are exactly the input quads.
 
+mod common;
+
 use oxrdf::{GraphName, NamedOrBlankNode, Quad, Term};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use tern_index::builder::{build, Input, LoadOptions};
 use tern_index::{Id, Index, Permutation, ScanRange};
 
 fn long_literal() -> String {
@@ -187,15 +188,7 @@ fn quads_of(index: &Index, perm: Permutation) -> Vec<Quad> {
 }
 
 fn load(dir: &Path, files: &[(&str, &str)]) -> Index {
-    let mut inputs = Vec::new();
-    for (name, text) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        inputs.push(Input::file(&path, None, None).unwrap());
-    }
-    let target = dir.join("index");
-    build(&target, &inputs, &LoadOptions::default()).unwrap();
-    Index::open(&target).unwrap()
+    Index::open(common::build_from_texts(dir, files)).unwrap()
 }
 
 #[test]

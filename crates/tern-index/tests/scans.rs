@@ -1,6 +1,8 @@
 //! Scans with bound prefixes and ranges return exactly the matching rows, in
 //! order, and counts agree with scans.
 
+mod common;
+
 use std::ops::Bound;
 use tern_index::builder::{build, Input, LoadOptions};
 use tern_index::{Id, Index, Permutation, ScanRange};
@@ -43,15 +45,7 @@ fn generate() -> String {
 /// by the returned guard).
 fn generated_index() -> (tempfile::TempDir, Index) {
     let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("data.nq");
-    std::fs::write(&path, generate()).unwrap();
-    let target = tmp.path().join("index");
-    build(
-        &target,
-        &[Input::file(&path, None, None).unwrap()],
-        &LoadOptions::default(),
-    )
-    .unwrap();
+    let target = common::build_from_texts(tmp.path(), &[("data.nq", &generate())]);
     let index = Index::open(&target).unwrap();
     (tmp, index)
 }

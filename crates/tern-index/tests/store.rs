@@ -3,11 +3,12 @@
 //! set of quads does; so does the store reopened from its log, and after a
 //! compaction. Snapshots taken along the way keep their data.
 
+mod common;
+
 use oxrdf::{GraphName, Literal, NamedNode, Quad, Term};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use tern_index::builder::{build, Input, LoadOptions};
 use tern_index::{Id, Permutation, ScanRange, Snapshot, Store, StoreOptions};
 
 fn iri(i: u8) -> NamedNode {
@@ -42,12 +43,7 @@ fn base_quads() -> Vec<Quad> {
 
 fn make_store(dir: &std::path::Path) -> Arc<Store> {
     let nq: String = base_quads().iter().map(|q| format!("{q} .\n")).collect();
-    let input = dir.join("base.nq");
-    std::fs::write(&input, nq).unwrap();
-    let index = dir.join("index");
-    let input = Input::file(&input, None, None).unwrap();
-    build(&index, &[input], &LoadOptions::default()).unwrap();
-    open(&index)
+    open(&common::build_from_texts(dir, &[("base.nq", &nq)]))
 }
 
 fn open(index: &std::path::Path) -> Arc<Store> {

@@ -3,11 +3,12 @@
 //! IRI and literal of the W3C SPARQL suites' data files and of BSBM 1M, loaded
 //! as objects, comes back from a scan and from `id_of` → `term_of`.
 
+mod common;
+
 use oxrdf::Term;
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use tern_index::builder::{build, Input, LoadOptions};
 use tern_index::{Index, Permutation, ScanRange};
 
 fn shared() -> PathBuf {
@@ -79,15 +80,7 @@ fn round_trip(terms: &HashSet<Term>) {
     for term in terms {
         text.push_str(&format!("<urn:tern:s> <urn:tern:p> {term} .\n"));
     }
-    let file = dir.path().join("terms.nt");
-    std::fs::write(&file, text).unwrap();
-    let target = dir.path().join("index");
-    build(
-        &target,
-        &[Input::file(&file, None, None).unwrap()],
-        &LoadOptions::default(),
-    )
-    .unwrap();
+    let target = common::build_from_texts(dir.path(), &[("terms.nt", &text)]);
     let index = Index::open(&target).unwrap();
     let mut scanned = HashSet::new();
     let mut ids = Vec::new();

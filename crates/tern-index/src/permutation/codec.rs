@@ -85,12 +85,13 @@ fn by_middle(rows: &[Row]) -> Option<Vec<u8>> {
     let mut table = MiddleTable::default();
     let mut raw = Vec::with_capacity(rows.len() * 2);
     varint::write(rows[0][2], &mut raw);
-    table.set(rows[0][1], rows[0][2])?;
+    let (slot, _) = table.claim(rows[0][1])?;
+    table.values[slot] = rows[0][2];
     for pair in rows.windows(2) {
         let (prev, row) = (&pair[0], &pair[1]);
-        let reference = table.get(row[1]).unwrap_or(prev[2]);
-        varint::write(delta(prev, row, 2, reference), &mut raw);
-        table.set(row[1], row[2])?;
+        let (slot, last) = table.claim(row[1])?;
+        varint::write(delta(prev, row, 2, last.unwrap_or(prev[2])), &mut raw);
+        table.values[slot] = row[2];
     }
     Some(raw)
 }
@@ -125,35 +126,26 @@ impl Default for MiddleTable {
 }
 
 impl MiddleTable {
+    /// The slot of `key` and the last value stored there (None for a key
+    /// not seen before, whose slot is now taken); None when a new key would
+    /// be one more than [`MAX_MIDDLE_VALUES`]. One probe serves the read and
+    /// the write that follows it.
     #[inline]
-    fn slot(&self, key: u64) -> usize {
+    fn claim(&mut self, key: u64) -> Option<(usize, Option<u64>)> {
         let mut slot = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as usize % SLOTS;
         while self.used[slot] && self.keys[slot] != key {
             slot = (slot + 1) % SLOTS;
         }
-        slot
-    }
-
-    #[inline]
-    fn get(&self, key: u64) -> Option<u64> {
-        let slot = self.slot(key);
-        self.used[slot].then(|| self.values[slot])
-    }
-
-    /// None once more than [`MAX_MIDDLE_VALUES`] keys would be held.
-    #[inline]
-    fn set(&mut self, key: u64, value: u64) -> Option<()> {
-        let slot = self.slot(key);
-        if !self.used[slot] {
-            if self.count == MAX_MIDDLE_VALUES {
-                return None;
-            }
-            self.used[slot] = true;
-            self.keys[slot] = key;
-            self.count += 1;
+        if self.used[slot] {
+            return Some((slot, Some(self.values[slot])));
         }
-        self.values[slot] = value;
-        Some(())
+        if self.count == MAX_MIDDLE_VALUES {
+            return None;
+        }
+        self.used[slot] = true;
+        self.keys[slot] = key;
+        self.count += 1;
+        Some((slot, None))
     }
 }
 
@@ -230,19 +222,19 @@ fn decode_by_middle(
     let mut pos = 0;
     let mut prev = varint::read(varints, &mut pos)?;
     values[0] = prev;
-    table.set(middle[0], prev)?;
+    let (slot, _) = table.claim(middle[0])?;
+    table.values[slot] = prev;
     for i in 1..rows {
         let delta = varint::read_fast(varints, &mut pos)?;
+        let (slot, last) = table.claim(middle[i])?;
         prev = if same_prefix[i] {
             prev.wrapping_add(delta)
         } else {
-            table
-                .get(middle[i])
-                .unwrap_or(prev)
+            last.unwrap_or(prev)
                 .wrapping_add(varint::unzigzag(delta) as u64)
         };
         values[i] = prev;
-        table.set(middle[i], prev)?;
+        table.values[slot] = prev;
     }
     Some(values)
 }

@@ -44,9 +44,9 @@ pub enum Permutation {
 impl Permutation {
     /// How many permutations are stored: the length of arrays indexed by
     /// `perm as usize`.
-    pub const COUNT: usize = 5;
+    pub const COUNT: usize = Permutation::ALL.len();
 
-    pub const ALL: [Permutation; Permutation::COUNT] = [
+    pub const ALL: [Permutation; 5] = [
         Permutation::Spo,
         Permutation::Pso,
         Permutation::Pos,

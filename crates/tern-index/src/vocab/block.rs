@@ -313,6 +313,9 @@ pub struct BlockDecoder {
     pool: Mutex<Vec<(DCtx<'static>, Vec<u8>)>>,
     /// The section's token code, if its blocks are token-coded.
     tokens: Option<TokenCode>,
+    /// Buffers for token-decoded blocks, kept like the zstd contexts' (a
+    /// block's keys are copied out of it, so it is only scratch).
+    token_buffers: Mutex<Vec<Vec<u8>>>,
 }
 
 impl BlockDecoder {
@@ -321,6 +324,7 @@ impl BlockDecoder {
             dictionary: dictionary.to_vec(),
             pool: Mutex::new(Vec::new()),
             tokens: None,
+            token_buffers: Mutex::new(Vec::new()),
         }
     }
 
@@ -334,9 +338,15 @@ impl BlockDecoder {
     pub fn decode(&self, block: &[u8], entries: usize) -> Option<DecodedBlock> {
         let raw_len = u32::from_le_bytes(block.get(..4)?.try_into().ok()?) as usize;
         if let Some(code) = &self.tokens {
-            let mut raw = Vec::new();
-            code.decode(&block[4..], raw_len, &mut raw)?;
-            return DecodedBlock::from_front_coded(&raw, entries);
+            let mut raw = self.token_buffers.lock().unwrap().pop().unwrap_or_default();
+            raw.clear();
+            let decoded = code
+                .decode(&block[4..], raw_len, &mut raw)
+                .and_then(|()| DecodedBlock::from_front_coded(&raw, entries));
+            if raw.capacity() <= KEPT_BUFFER_BYTES {
+                self.token_buffers.lock().unwrap().push(raw);
+            }
+            return decoded;
         }
         let pooled = self.pool.lock().unwrap().pop();
         let (mut context, mut buffer) =

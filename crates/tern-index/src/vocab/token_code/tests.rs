@@ -1,8 +1,6 @@
-//! Round trips, hostile input, the length limit, and (ignored) throughput
-//! and ratio measurements of the token code.
+//! Round trips, hostile input and the length limit of the token code.
 
 use super::*;
-use std::time::Instant;
 
 /// splitmix64.
 struct Rng(u64);
@@ -210,81 +208,4 @@ fn token_code_length_limit() {
         .collect();
     round_trip(&code, &raw);
     round_trip(&code, &(0..=255).collect::<Vec<u8>>());
-}
-
-/// Raw and coded bytes, encode and decode MB/s (best of 5: the machine is shared).
-fn measure(code: &TokenCode, chunks: &[&[u8]]) -> (usize, usize, f64, f64) {
-    let raw: usize = chunks.iter().map(|c| c.len()).sum();
-    let best = |f: &mut dyn FnMut()| {
-        let runs = (0..5).map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64()
-        });
-        raw as f64 / runs.fold(f64::MAX, f64::min) / 1e6
-    };
-    let mut coded = vec![Vec::new(); chunks.len()];
-    let encode = best(&mut || {
-        for (c, r) in coded.iter_mut().zip(chunks) {
-            c.clear();
-            code.encode(r, c);
-        }
-    });
-    let mut out = Vec::new();
-    let decode = best(&mut || {
-        for (c, r) in coded.iter().zip(chunks) {
-            out.clear();
-            code.decode(c, r.len(), &mut out).unwrap();
-        }
-    });
-    for (c, r) in coded.iter().zip(chunks) {
-        out.clear();
-        code.decode(c, r.len(), &mut out).unwrap();
-        assert_eq!(&out, r);
-    }
-    (raw, coded.iter().map(Vec::len).sum(), encode, decode)
-}
-
-/// `cargo test -p tern-index --release token_code_throughput -- --ignored --nocapture`
-#[test]
-#[ignore]
-fn token_code_throughput() {
-    let raw = text(6, 20 << 20);
-    let code = TokenCode::train(raw[..2 << 20].chunks(4096));
-    let chunks: Vec<&[u8]> = raw.chunks(4096).collect();
-    let (raw, coded, encode, decode) = measure(&code, &chunks);
-    println!("generated text: {raw} -> {coded} bytes ({:.2}x), encode {encode:.0} MB/s, decode {decode:.0} MB/s", raw as f64 / coded as f64);
-}
-
-/// BSBM's long literals, one per line, if present; blocks of ~4 KiB of
-/// front-coded entries (`0`, `len << 1`, bytes).
-#[test]
-#[ignore]
-fn token_code_bsbm_long_literals() {
-    let Ok(file) = std::fs::read("/tmp/longlits.txt") else {
-        return;
-    };
-    let lines: Vec<&[u8]> = file
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .collect();
-    let start = Instant::now();
-    let code = TokenCode::train(lines.iter().step_by(8).copied());
-    let train = start.elapsed().as_secs_f64();
-    let mut blocks = vec![Vec::new()];
-    for line in &lines {
-        if blocks.last().unwrap().len() >= 4096 {
-            blocks.push(Vec::new());
-        }
-        let block = blocks.last_mut().unwrap();
-        varint::write(0, block);
-        varint::write((line.len() as u64) << 1, block);
-        block.extend_from_slice(line);
-    }
-    let chunks: Vec<&[u8]> = blocks.iter().map(Vec::as_slice).collect();
-    let (raw, coded, encode, decode) = measure(&code, &chunks);
-    println!(
-        "BSBM long literals: {} tokens (table {} bytes, trained in {train:.1} s), {} blocks, {raw} -> {coded} bytes ({:.2}x), encode {encode:.0} MB/s, decode {decode:.0} MB/s",
-        code.token_count(), code.to_bytes().len(), chunks.len(), raw as f64 / coded as f64
-    );
 }
