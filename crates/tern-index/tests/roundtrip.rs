@@ -191,6 +191,44 @@ fn load(dir: &Path, files: &[(&str, &str)]) -> Index {
     Index::open(common::build_from_texts(dir, files)).unwrap()
 }
 
+/// Builds running at once share the thread pool: none may block one of its
+/// threads on work that needs the pool. A vocabulary writer that handed its
+/// blocks to a thread compressing them on the pool did, from a pool thread,
+/// and two builds at once deadlocked now and then.
+#[test]
+fn concurrent_builds_finish() {
+    // Enough distinct keys for hundreds of vocabulary blocks.
+    let text: String = (0..30_000)
+        .map(|i| {
+            format!(
+                "<http://example.org/a/rather/long/path/to/make/many/blocks/subject{i}> \
+                 <http://example.org/p{}> \"value number {i} of the test\" .\n",
+                i % 7
+            )
+        })
+        .collect();
+    let text = std::sync::Arc::new(text);
+    let (done, finished) = std::sync::mpsc::channel();
+    for _ in 0..4 {
+        let (text, done) = (text.clone(), done.clone());
+        std::thread::spawn(move || {
+            for _ in 0..3 {
+                let tmp = tempfile::tempdir().unwrap();
+                let index = load(tmp.path(), &[("data.nt", &text)]);
+                assert_eq!(index.stats().triples, 30_000);
+            }
+            done.send(()).unwrap();
+        });
+    }
+    // A deadlock fails the test instead of hanging it (the builds take
+    // about half a second in a debug build).
+    for _ in 0..4 {
+        finished
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("concurrent builds finished (deadlocked, or one panicked)");
+    }
+}
+
 #[test]
 fn every_permutation_returns_exactly_the_input() {
     let tmp = tempfile::tempdir().unwrap();

@@ -1,12 +1,3 @@
-//! Writing a vocabulary from sorted keys.
-//!
-//! Keys are front-coded into blocks on the caller's thread (during a load, the
-//! thread merging the sorted runs); sealed blocks go in batches to one thread
-//! per section that compresses them on all cores and writes them in order. The
-//! merge goes on meanwhile: at 100M triples, compressing the main section at
-//! zstd level 9 and the long one with the token code is as much work as the
-//! merge itself.
-
 use super::block::{self, BlockEncoder, Dictionaries, FrontCoder};
 use super::{
     BLOCKS_FILE, DICTIONARY_FILE, FIRSTS_FILE, HEADER, INDEX_FILE, LONG_BLOCKS_FILE,
@@ -17,13 +8,9 @@ use rayon::prelude::*;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, SyncSender};
-use std::thread::JoinHandle;
 
 /// Blocks compressed together in parallel before being written in order.
 const PARALLEL_BLOCKS: usize = 64;
-/// Batches of sealed blocks waiting for a section's thread.
-const QUEUED_BATCHES: usize = 2;
 
 /// A sealed block waiting for compression.
 struct Pending {
@@ -34,15 +21,15 @@ struct Pending {
     first_long: u64,
 }
 
-/// One section's blocks file and directory, written in order by its thread.
+/// One section's blocks file and directory, written in order.
 struct Section {
     encoder: BlockEncoder,
     blocks: BufWriter<File>,
     blocks_name: &'static str,
     index: BufWriter<File>,
     index_name: &'static str,
-    /// The main section's separators (`vocab.firsts`) and bytes written there.
-    firsts: Option<(BufWriter<File>, u64)>,
+    coder: FrontCoder,
+    pending: Vec<Pending>,
     /// Entries written and bytes of blocks written.
     written: u64,
     offset: u64,
@@ -50,24 +37,33 @@ struct Section {
 }
 
 impl Section {
-    fn write(&mut self, dir: &Path, pending: Vec<Pending>) -> Result<()> {
-        let per_thread = pending.len().div_ceil(rayon::current_num_threads()).max(1);
+    fn write_pending(
+        &mut self,
+        dir: &Path,
+        mut firsts: Option<(&mut BufWriter<File>, &mut u64)>,
+    ) -> Result<()> {
+        let per_thread = self
+            .pending
+            .len()
+            .div_ceil(rayon::current_num_threads())
+            .max(1);
         let encoder = &self.encoder;
-        let compressed: Vec<Vec<u8>> = pending
+        let compressed: Vec<Vec<u8>> = self
+            .pending
             .par_chunks(per_thread)
             .flat_map_iter(|blocks| encoder.encode_all(blocks.iter().map(|b| b.raw.as_slice())))
             .collect();
-        for (block, bytes) in pending.into_iter().zip(compressed) {
+        for (block, bytes) in self.pending.drain(..).zip(compressed) {
             let mut record = Vec::with_capacity(RECORD);
             record.extend_from_slice(&self.written.to_le_bytes());
             record.extend_from_slice(&self.offset.to_le_bytes());
-            if let Some((firsts, firsts_offset)) = self.firsts.as_mut() {
+            if let Some((firsts, firsts_offset)) = firsts.as_mut() {
                 record.extend_from_slice(&firsts_offset.to_le_bytes());
                 record.extend_from_slice(&block.first_long.to_le_bytes());
                 firsts
                     .write_all(&block.separator)
                     .at(dir.join(FIRSTS_FILE))?;
-                *firsts_offset += block.separator.len() as u64;
+                **firsts_offset += block.separator.len() as u64;
             }
             self.index
                 .write_all(&record)
@@ -83,85 +79,13 @@ impl Section {
     }
 }
 
-/// A section's blocks being filled on the caller's thread, and the thread
-/// that compresses and writes them.
-struct SectionFeed {
-    coder: FrontCoder,
-    pending: Vec<Pending>,
-    sender: Option<SyncSender<Vec<Pending>>>,
-    thread: Option<JoinHandle<Result<Section>>>,
-}
-
-impl SectionFeed {
-    fn spawn(mut section: Section, dir: &Path) -> SectionFeed {
-        let (sender, receiver) = sync_channel::<Vec<Pending>>(QUEUED_BATCHES);
-        let dir = dir.to_owned();
-        let thread = std::thread::spawn(move || {
-            for batch in receiver {
-                section.write(&dir, batch)?;
-            }
-            Ok(section)
-        });
-        SectionFeed {
-            coder: FrontCoder::default(),
-            pending: Vec::new(),
-            sender: Some(sender),
-            thread: Some(thread),
-        }
-    }
-
-    fn seal(&mut self, separator: Vec<u8>, first_long: u64) -> Result<()> {
-        if self.coder.entries() > 0 {
-            let entries = self.coder.entries();
-            self.pending.push(Pending {
-                raw: self.coder.take(),
-                entries,
-                separator,
-                first_long,
-            });
-        }
-        if self.pending.len() >= PARALLEL_BLOCKS {
-            self.send()?;
-        }
-        Ok(())
-    }
-
-    fn send(&mut self) -> Result<()> {
-        let batch = std::mem::take(&mut self.pending);
-        let sent = self.sender.as_ref().is_some_and(|s| s.send(batch).is_ok());
-        if sent {
-            Ok(())
-        } else {
-            // The thread stopped on an error: that error.
-            self.join().map(|_| ())
-        }
-    }
-
-    fn join(&mut self) -> Result<Section> {
-        self.sender = None;
-        match self.thread.take().map(JoinHandle::join) {
-            Some(Ok(result)) => result,
-            Some(Err(panic)) => std::panic::resume_unwind(panic),
-            None => Err(std::io::Error::other(
-                "vocabulary section writer already stopped",
-            ))
-            .at(PathBuf::new()),
-        }
-    }
-
-    fn finish(mut self) -> Result<Section> {
-        if !self.pending.is_empty() {
-            self.send()?;
-        }
-        self.join()
-    }
-}
-
 /// Writes a vocabulary from keys given in strictly increasing order.
 pub struct VocabWriter {
     dir: PathBuf,
-    main: SectionFeed,
-    long: SectionFeed,
+    main: Section,
+    long: Section,
+    firsts: BufWriter<File>,
+    firsts_offset: u64,
     entries: u64,
     long_entries: u64,
     /// The last key pushed, for the next block's separator.
@@ -186,40 +110,39 @@ impl VocabWriter {
         index
             .write_all(&[MAGIC.as_slice(), &[0; HEADER - 8]].concat())
             .at(dir.join(INDEX_FILE))?;
-        let section = |encoder, blocks_name, index, index_name, firsts| -> Result<Section> {
+        let section = |encoder, blocks_name, index, index_name| -> Result<Section> {
             Ok(Section {
                 encoder,
                 blocks: open(blocks_name)?,
                 blocks_name,
                 index,
                 index_name,
-                firsts,
+                coder: FrontCoder::default(),
+                pending: Vec::new(),
                 written: 0,
                 offset: 0,
                 block_count: 0,
             })
         };
-        let main = section(
-            BlockEncoder::new(&dictionaries.main, block::MAIN_LEVEL),
-            BLOCKS_FILE,
-            index,
-            INDEX_FILE,
-            Some((open(FIRSTS_FILE)?, 0)),
-        )?;
-        let long = section(
-            match dictionaries.long_code() {
-                Some(code) => BlockEncoder::Tokens(code),
-                None => BlockEncoder::new(&dictionaries.long, block::LONG_LEVEL),
-            },
-            LONG_BLOCKS_FILE,
-            open(LONG_INDEX_FILE)?,
-            LONG_INDEX_FILE,
-            None,
-        )?;
         Ok(VocabWriter {
             dir: dir.to_owned(),
-            main: SectionFeed::spawn(main, dir),
-            long: SectionFeed::spawn(long, dir),
+            main: section(
+                BlockEncoder::new(&dictionaries.main, block::MAIN_LEVEL),
+                BLOCKS_FILE,
+                index,
+                INDEX_FILE,
+            )?,
+            long: section(
+                match dictionaries.long_code() {
+                    Some(code) => BlockEncoder::Tokens(code),
+                    None => BlockEncoder::new(&dictionaries.long, block::LONG_LEVEL),
+                },
+                LONG_BLOCKS_FILE,
+                open(LONG_INDEX_FILE)?,
+                LONG_INDEX_FILE,
+            )?,
+            firsts: open(FIRSTS_FILE)?,
+            firsts_offset: 0,
             entries: 0,
             long_entries: 0,
             previous: Vec::new(),
@@ -241,7 +164,7 @@ impl VocabWriter {
             self.long.coder.push(&key, false);
             self.long_entries += 1;
             if self.long.coder.key_bytes() >= block::LONG_TARGET_RAW_BYTES {
-                self.long.seal(Vec::new(), 0)?;
+                self.seal_long()?;
             }
         }
         if self.main.coder.key_bytes() >= block::MAIN_TARGET_RAW_BYTES
@@ -255,37 +178,73 @@ impl VocabWriter {
     }
 
     fn seal_main(&mut self) -> Result<()> {
-        let separator = std::mem::take(&mut self.separator);
-        self.main.seal(separator, self.first_long)
+        if self.main.coder.entries() > 0 {
+            let entries = self.main.coder.entries();
+            self.main.pending.push(Pending {
+                raw: self.main.coder.take(),
+                entries,
+                separator: std::mem::take(&mut self.separator),
+                first_long: self.first_long,
+            });
+        }
+        if self.main.pending.len() >= PARALLEL_BLOCKS {
+            self.main
+                .write_pending(&self.dir, Some((&mut self.firsts, &mut self.firsts_offset)))?;
+        }
+        Ok(())
+    }
+
+    fn seal_long(&mut self) -> Result<()> {
+        if self.long.coder.entries() > 0 {
+            let entries = self.long.coder.entries();
+            self.long.pending.push(Pending {
+                raw: self.long.coder.take(),
+                entries,
+                separator: Vec::new(),
+                first_long: 0,
+            });
+        }
+        if self.long.pending.len() >= PARALLEL_BLOCKS {
+            self.long.write_pending(&self.dir, None)?;
+        }
+        Ok(())
     }
 
     /// Writes the remaining blocks and the directories; returns the number of entries.
     pub fn finish(mut self) -> Result<u64> {
         self.seal_main()?;
-        self.long.seal(Vec::new(), 0)?;
-        let mut main = self.main.finish()?;
-        let mut long = self.long.finish()?;
-        let (mut firsts, firsts_offset) = main.firsts.take().expect("the main section's firsts");
-        let sentinel = [self.entries, main.offset, firsts_offset, self.long_entries];
-        main.index
+        self.seal_long()?;
+        self.main
+            .write_pending(&self.dir, Some((&mut self.firsts, &mut self.firsts_offset)))?;
+        self.long.write_pending(&self.dir, None)?;
+        let sentinel = [
+            self.entries,
+            self.main.offset,
+            self.firsts_offset,
+            self.long_entries,
+        ];
+        self.main
+            .index
             .write_all(&sentinel.map(u64::to_le_bytes).concat())
             .at(self.dir.join(INDEX_FILE))?;
-        debug_assert_eq!(long.written, self.long_entries);
-        let long_sentinel = [self.long_entries, long.offset];
-        long.index
+        debug_assert_eq!(self.long.written, self.long_entries);
+        let long_sentinel = [self.long_entries, self.long.offset];
+        self.long
+            .index
             .write_all(&long_sentinel.map(u64::to_le_bytes).concat())
             .at(self.dir.join(LONG_INDEX_FILE))?;
         for (file, name) in [
-            (&mut main.blocks, BLOCKS_FILE),
-            (&mut long.blocks, LONG_BLOCKS_FILE),
-            (&mut long.index, LONG_INDEX_FILE),
-            (&mut firsts, FIRSTS_FILE),
-            (&mut main.index, INDEX_FILE),
+            (&mut self.main.blocks, BLOCKS_FILE),
+            (&mut self.long.blocks, LONG_BLOCKS_FILE),
+            (&mut self.long.index, LONG_INDEX_FILE),
+            (&mut self.firsts, FIRSTS_FILE),
+            (&mut self.main.index, INDEX_FILE),
         ] {
             file.flush().at(self.dir.join(name))?;
         }
         let index_path = self.dir.join(INDEX_FILE);
-        let mut index = main
+        let mut index = self
+            .main
             .index
             .into_inner()
             .map_err(|e| e.into_error())
@@ -296,9 +255,9 @@ impl VocabWriter {
             .at(&index_path)?;
         let counts = [
             self.entries,
-            main.block_count,
+            self.main.block_count,
             self.long_entries,
-            long.block_count,
+            self.long.block_count,
         ];
         index
             .write_all(&counts.map(u64::to_le_bytes).concat())
