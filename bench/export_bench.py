@@ -6,7 +6,9 @@ Queries: (a) `select`: SELECT ?s ?p ?o WHERE { ?s ?p ?o } as TSV, CSV and
 JSON; (b) `construct`: a CONSTRUCT with a three-triple template over the same
 pattern, as Turtle and N-Triples; (c) `spo`: CONSTRUCT { ?s ?p ?o } WHERE
 { ?s ?p ?o } (the whole graph) as N-Triples, Turtle and JSON-LD; (d)
-`describe`: DESCRIBE of every bsbm:Product, as N-Triples and Turtle. Each
+`describe`: DESCRIBE of every bsbm:Product, as N-Triples and Turtle; (e)
+the SELECT of (a) as an Arrow IPC stream and as Parquet (tern only: no peer
+serves them; their MB/s are of the equivalent TSV payload). Each
 uncompressed and with each content coding the server offers.
 Cases are named QUERY-FORMAT-ENCODING (e.g. select-tsv-identity,
 construct-turtle-gzip); --cases takes comma-separated names or shell patterns
@@ -24,6 +26,11 @@ and Ctrl-C/SIGTERM; data and indexes live in $TERN_BENCH_DATA, default
   tern      tern serve --index export-tern-SIZE --timeout T (endpoint /sparql)
   oxigraph  oxigraph serve-read-only --location export-oxigraph-SIZE
             --timeout-s T (the `oxigraph` wheel's server; endpoint /query)
+  fuseki    Apache Jena Fuseki (the newest jena-fuseki-server jar in ~/.m2,
+            fetched with mvn when missing; Java 21+ from /usr/lib/jvm/temurin*),
+            TDB2 store export-fuseki-SIZE loaded once with tdb2.tdbloader
+            --loader=parallel (its `loaded` marker records the load time),
+            served with -Xmx4G (--fuseki-heap); endpoint /ds/sparql
   virtuoso  Virtuoso Open Source 7.2 (Debian's virtuoso-opensource), a private
             instance as in ../shared/PEERS.md, started with
             fairness_bench.Virtuoso in export-virtuoso-SIZE/ (the database
@@ -81,7 +88,7 @@ Virtuoso's limits, which the run reports instead of hiding (found on 7.2.5):
   peak RSS grows with the result; its idle RSS is mostly its buffer pool.
 - It applies gzip only (deflate, br, zstd answered uncompressed: skipped).
 
-Usage: bench/export_bench.py [--sizes 1m,10m] [--engines tern,oxigraph,virtuoso]
+Usage: bench/export_bench.py [--sizes 1m,10m] [--engines tern,oxigraph,virtuoso,fuseki]
        [--cases select-tsv-identity,...] [--encodings identity,gzip,...]
        [--no-check-rows] [--timeout 3600] [--out bench/results/export-DATE.json]
 Needs: a release `tern` ($CARGO_TARGET_DIR/release/tern), curl, zstd (to
@@ -118,7 +125,7 @@ DATA = Path(os.environ.get("TERN_BENCH_DATA", "/tmp/tern-bench-data"))
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR", Path.home() / ".cache/tern-target"))
 VENV = Path(os.environ.get("TERN_BENCH_VENV", Path.home() / ".cache/tern-bench-venv"))
 
-ENGINES = ("tern", "oxigraph", "virtuoso")
+ENGINES = ("tern", "oxigraph", "virtuoso", "fuseki")
 ENCODINGS = ("identity", "gzip", "deflate", "br", "zstd")
 SELECT = "SELECT ?s ?p ?o WHERE { ?s ?p ?o }"
 CONSTRUCT = (
@@ -143,7 +150,13 @@ CASES = [
     ("spo", CONSTRUCT_SPO, "jsonld", "application/ld+json"),
     ("describe", DESCRIBE, "ntriples", "application/n-triples"),
     ("describe", DESCRIBE, "turtle", "text/turtle"),
+    ("select", SELECT, "arrow", "application/vnd.apache.arrow.stream"),
+    ("select", SELECT, "parquet", "application/vnd.apache.parquet"),
 ]
+# Columnar formats: only tern serves them; their rate is of the equivalent TSV
+# payload (the issue's measure), read from the same run's TSV case or, when
+# that was not measured, from one unmeasured TSV fetch.
+COLUMNAR = ("arrow", "parquet")
 # The row check asks for graph results as N-Triples: one triple per line.
 CHECK_FORMAT = {
     "turtle": ("ntriples", "application/n-triples"),
@@ -434,7 +447,45 @@ def virtuoso_server(size, nt, args):
                   stopper=lambda: inner.__exit__(None, None, None))
 
 
-START = {"tern": tern_server, "oxigraph": oxigraph_server, "virtuoso": virtuoso_server}
+def find_java():
+    """A Java 21+ for Fuseki: the Temurin JDK beside the default java 17."""
+    for d in sorted(Path("/usr/lib/jvm").glob("temurin*"), reverse=True):
+        if (d / "bin/java").exists():
+            return d / "bin/java"
+    raise RuntimeError("no Java 21+ under /usr/lib/jvm/temurin* (Fuseki needs one; see ../shared/PEERS.md)")
+
+
+def find_fuseki_jar():
+    def version(p):
+        return tuple(int(x) if x.isdigit() else 0 for x in re.split(r"[.-]", p.parent.name))
+    jars = sorted((Path.home() / ".m2/repository/org/apache/jena/jena-fuseki-server").glob("*/jena-fuseki-server-*.jar"),
+                  key=version)
+    if not jars:
+        subprocess.run(["mvn", "-q", "dependency:get", "-Dartifact=org.apache.jena:jena-fuseki-server:RELEASE",
+                        "-Dtransitive=false"], check=True)
+        return find_fuseki_jar()
+    return jars[-1]
+
+
+def fuseki_server(size, nt, args):
+    java, jar = find_java(), find_fuseki_jar()
+    location = DATA / f"export-fuseki-{size}"
+    if not (location / "loaded").exists():
+        shutil.rmtree(location, ignore_errors=True)
+        t = time.monotonic()
+        subprocess.run([java, f"-Xmx{args.fuseki_heap}", "-cp", jar, "tdb2.tdbloader", "--loader=parallel",
+                        f"--loc={location}", nt], check=True, capture_output=True)
+        (location / "loaded").write_text(f"{nt} {time.monotonic() - t:.1f} s\n")
+    port = free_port()
+    log = open(DATA / f"export-fuseki-{size}.log", "w")
+    proc = subprocess.Popen([java, f"-Xmx{args.fuseki_heap}", "-jar", jar, "--localhost", f"--port={port}",
+                             f"--loc={location}", f"--timeout={args.timeout * 1000}", "/ds"],
+                            stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, "FUSEKI_BASE": str(DATA / "export-fuseki-base")})
+    return serving(Server("fuseki", proc, f"http://127.0.0.1:{port}/ds/sparql"), port)
+
+
+START = {"tern": tern_server, "oxigraph": oxigraph_server, "virtuoso": virtuoso_server, "fuseki": fuseki_server}
 
 
 def access_lines(log_path):
@@ -483,12 +534,23 @@ def line(r):
             f"{r['peak_rss_mb']:.0f} MB{flags}")
 
 
+def tsv_equivalent(server, payload, args):
+    """Bytes of the same SELECT as TSV: this run's TSV case, else one
+    unmeasured fetch (kept for the next columnar case)."""
+    if ("tern", "select", "tsv") not in payload:
+        c = count_rows(server, SELECT, "tsv", "text/tab-separated-values", "identity", args.timeout)
+        payload[("tern", "select", "tsv")] = c["payload_bytes"]
+    return payload[("tern", "select", "tsv")]
+
+
 def check_rows(size, servers, cases, compression, args):
     """The unmeasured row check: per engine and query/format, identity, and each
     coding a peer applies. Returns the counts and the differences found."""
     checks, diffs = [], []
     done = set()
     for kind, query, fmt, accept, encoding in cases:
+        if fmt in COLUMNAR:
+            continue  # binary; tern's own row count (its log) stands for it
         cfmt, caccept = CHECK_FORMAT.get(fmt, (fmt, accept))
         for name, server in servers.items():
             encs = ["identity"]
@@ -560,6 +622,8 @@ def run(args):
                 for name, server in servers.items():
                     if encoding != "identity" and compression[name].get(encoding) != encoding:
                         continue
+                    if fmt in COLUMNAR and name != "tern":
+                        continue
                     before = len(access_lines(server.log)) if server.log else 0
                     with RssSampler(server.proc.pid) as sampler:
                         f = curl(server, query, accept, encoding, args.timeout)
@@ -567,6 +631,8 @@ def run(args):
                     if encoding == "identity" and f["status"] == 200:
                         payload[(name, kind, fmt)] = f["wire"]
                     raw = raw or payload.get((name, kind, fmt))
+                    if fmt in COLUMNAR and f["status"] == 200:
+                        raw = tsv_equivalent(server, payload, args)
                     if f["status"] != 200:
                         f["flags"].append(f"HTTP {f['status']}")
                     row = {
@@ -636,7 +702,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="1m", type=lambda s: s.split(","), help="BSBM sizes (default: 1m)")
     ap.add_argument("--engines", default=",".join(ENGINES),
-                    help="comma-separated subset of tern,oxigraph,virtuoso (default: all; run in that order)")
+                    help="comma-separated subset of tern,oxigraph,virtuoso,fuseki (default: all; run in that order)")
     ap.add_argument("--no-peers", action="store_true", help="tern only (same as --engines tern)")
     ap.add_argument("--cases", default="", help="comma-separated case names or patterns, e.g. select-tsv-identity, "
                     "'select-*', '*-gzip' (default: all)")
@@ -644,6 +710,7 @@ def main():
     ap.add_argument("--no-check-rows", dest="check_rows", action="store_false",
                     help="skip the unmeasured pass that counts every engine's rows and compares them with tern's")
     ap.add_argument("--timeout", type=int, default=3600, help="server-side query timeout, all engines (s)")
+    ap.add_argument("--fuseki-heap", default="4G", help="Fuseki's -Xmx, for its load and its server (PEERS.md: 4G)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     engines = ["tern"] if args.no_peers else [e.strip() for e in args.engines.split(",") if e.strip()]

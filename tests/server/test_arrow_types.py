@@ -293,3 +293,23 @@ def test_a_large_parquet_result_streams_in_bounded_memory(big_server):
     assert table.schema.field("a").type == pa.dictionary(pa.int32(), pa.utf8())
     assert table.column("n__term").null_count == 500_000
     assert peak < before + 150, (before, peak)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT ?s ?p ?o WHERE { ?s ?p ?o } LIMIT 60000",
+        "SELECT ?s ?n WHERE { ?s <http://example.org/big/n> ?n } LIMIT 40000",
+    ],
+)
+def test_batches_gathered_on_all_cores_give_the_rows_in_order(big_server, query):
+    """A result large enough to be gathered by several cores at once (each
+    writes its run as a record batch with its own dictionaries) reads back,
+    row by row, as the same terms in the same order as the TSV."""
+    reader = pyarrow.ipc.open_stream(fetch(big_server, query, ARROW).content)
+    batches = list(reader)
+    assert len(batches) > 4
+    variables, rows = terms_of_table(pa.Table.from_batches(batches, reader.schema))
+    expected = tsv_terms(fetch(big_server, query, "text/tab-separated-values").content)
+    got = [[parse_nt(c) if c else None for c in row] for row in rows]
+    assert len(got) == len(expected) and got == expected

@@ -174,13 +174,19 @@ pub trait SolutionsWriter: Send {
     /// A writer of the rows that follow the rows this one wrote, so that
     /// the rows of a large batch are written on several cores and their
     /// bytes appended in order. `None` where a row's bytes depend on the
-    /// rows before it in ways a copy cannot know (Arrow record batches).
+    /// rows before it in ways a copy cannot know (a Parquet file's row
+    /// groups, or Arrow's before the columns' types are chosen).
     /// Called once per run, in the runs' order, before any is written; a
     /// writer whose bytes depend on what came before (Turtle's open
     /// statement) learns from it that others wrote the rows after its own.
     fn fork_rows(&mut self) -> Option<Box<dyn SolutionsWriter>> {
         None
     }
+
+    /// Called on a fork after the last row of its run, with the run's
+    /// buffer: a writer that gathers rows (Arrow's record batches) writes
+    /// what it holds here.
+    fn end_run(&mut self, _out: &mut Vec<u8>) {}
 
     /// The first row this writer could not write, if any (RDF/XML cannot
     /// write every predicate): the result is then cut with an error.

@@ -102,7 +102,9 @@ impl ParallelWriter {
                         buf.clear();
                         let start = (from + run * per_run).min(until);
                         let end = (start + per_run).min(until);
-                        write_rows(fork.as_mut(), batch, start..end, buf)
+                        write_rows(fork.as_mut(), batch, start..end, buf)?;
+                        fork.end_run(buf);
+                        Ok(())
                     })
                     .collect::<Result<(), EngineError>>()
             },

@@ -76,6 +76,10 @@ pub struct Construct {
 /// a lookup, and are remembered (the same few come back on every row).
 struct Kinds {
     ctx: Arc<QueryContext>,
+    /// The first literal of the stored vocabulary: IRIs sort before
+    /// literals, so a stored term's kind is one comparison, made here
+    /// without a call into the index per triple.
+    first_literal: Option<Id>,
     known: FxHashMap<Id, Kind>,
 }
 
@@ -126,6 +130,7 @@ impl Construct {
             .join(" . ");
         Ok(Construct {
             kinds: Kinds {
+                first_literal: ctx.index.first_literal().ok(),
                 ctx: ctx.clone(),
                 known: FxHashMap::default(),
             },
@@ -186,10 +191,21 @@ impl Kinds {
     }
 
     /// What `id` stands for.
+    #[inline]
     fn kind(&mut self, id: Id) -> Result<Kind, EngineError> {
+        Ok(match (id.tag(), self.first_literal) {
+            (Tag::BlankNode, _) => Kind::Blank,
+            (Tag::Vocab, Some(first)) if id >= first => Kind::Other,
+            (Tag::Vocab, Some(_)) => Kind::Iri,
+            _ => self.kind_looked_up(id)?,
+        })
+    }
+
+    /// What `id` stands for, asking the index or the query's terms.
+    #[inline(never)]
+    fn kind_looked_up(&mut self, id: Id) -> Result<Kind, EngineError> {
         Ok(match id.tag() {
             Tag::BlankNode => Kind::Blank,
-            // IRIs sort before literals: one comparison.
             Tag::Vocab => match self.ctx.is_literal(id)? {
                 true => Kind::Other,
                 false => Kind::Iri,

@@ -69,6 +69,18 @@ impl Column {
         }
     }
 
+    /// An empty column of the same name and type, for rows written on
+    /// another core.
+    pub fn empty_like(&self) -> Column {
+        Column {
+            name: self.name.clone(),
+            typed: self.typed.as_ref().map(|(k, _)| (*k, Typed::new(*k))),
+            text: StringBuilder::new(),
+            text_bytes: 0,
+            scratch: Vec::new(),
+        }
+    }
+
     /// The fields of this variable, in order.
     pub fn fields(&self) -> Vec<Field> {
         let meta = |kind: &str| HashMap::from([(KIND_KEY.to_owned(), kind.to_owned())]);

@@ -11,6 +11,13 @@
 //! (`tern:kind`). Rows are gathered into record batches of up to
 //! `BATCH_ROWS` rows or `BATCH_BYTES` of text.
 //!
+//! Once the types are chosen, the rows of a large result are gathered on
+//! all cores: each fork gathers its run of rows into a record batch of its
+//! own, written with its own dictionaries. Every record batch of the stream
+//! is preceded by its dictionaries (a replacement of the previous ones,
+//! which the IPC stream format allows), so batches written on different
+//! cores cannot disagree about what an index means.
+//!
 //! The same batches go into Parquet (`ArrowWriter::parquet`): each batch is
 //! a row group (of up to `PARQUET_BATCH_BYTES` of text), written out as soon
 //! as it is full, so memory holds one batch; the footer (row groups' offsets and statistics) comes last, and
@@ -58,8 +65,24 @@ struct State {
 /// output after each batch (the writers count what they wrote themselves,
 /// so draining their buffer does not disturb their offsets).
 enum Container {
+    /// The IPC stream's schema message and end marker; its batches are
+    /// encoded by [`ipc_batch`].
     Ipc(StreamWriter<Vec<u8>>),
+    /// A fork's: its batches belong to a stream begun elsewhere.
+    IpcFork,
     Parquet(Box<parquet::arrow::ArrowWriter<Vec<u8>>>),
+}
+
+/// Appends `batch` to `out` as IPC stream messages: its dictionaries, each
+/// sent anew, then the record batch. A stream writer of its own keeps
+/// which dictionaries it sent; one per batch means every batch carries its
+/// own, however many cores write batches of the same stream.
+fn ipc_batch(batch: &RecordBatch, out: &mut Vec<u8>) {
+    let mut stream =
+        StreamWriter::try_new(Vec::new(), &batch.schema()).expect("IPC encoding into memory");
+    let head = stream.get_ref().len();
+    stream.write(batch).expect("IPC encoding into memory");
+    out.extend_from_slice(&stream.get_ref()[head..]);
 }
 
 impl Container {
@@ -87,10 +110,7 @@ impl Container {
     /// matches the schema by construction.
     fn write(&mut self, batch: &RecordBatch, out: &mut Vec<u8>) {
         match self {
-            Container::Ipc(stream) => {
-                stream.write(batch).expect("IPC encoding into memory");
-                out.append(stream.get_mut());
-            }
+            Container::Ipc(_) | Container::IpcFork => ipc_batch(batch, out),
             Container::Parquet(file) => {
                 file.write(batch).expect("Parquet encoding into memory");
                 file.flush().expect("Parquet encoding into memory");
@@ -106,6 +126,7 @@ impl Container {
                 stream.finish().expect("IPC encoding into memory");
                 out.append(stream.get_mut());
             }
+            Container::IpcFork => {}
             Container::Parquet(file) => {
                 let mut rest = file.into_inner().expect("Parquet encoding into memory");
                 out.append(&mut rest);
@@ -117,6 +138,7 @@ impl Container {
     fn take_head(&mut self, out: &mut Vec<u8>) {
         match self {
             Container::Ipc(stream) => out.append(stream.get_mut()),
+            Container::IpcFork => {}
             Container::Parquet(file) => out.append(file.inner_mut()),
         }
     }
@@ -163,7 +185,7 @@ impl State {
         self.rows += 1;
         let bytes: usize = self.columns.iter().map(Column::text_bytes).sum();
         let most_bytes = match self.container {
-            Container::Ipc(_) => BATCH_BYTES,
+            Container::Ipc(_) | Container::IpcFork => BATCH_BYTES,
             Container::Parquet(_) => PARQUET_BATCH_BYTES,
         };
         if self.rows >= BATCH_ROWS || bytes >= most_bytes {
@@ -182,6 +204,23 @@ impl State {
             RecordBatch::try_new(self.schema.clone(), arrays).expect("columns match the schema");
         self.container.write(&batch, out);
         self.rows = 0;
+    }
+}
+
+impl State {
+    /// A state for the rows after the ones this one holds, written on
+    /// another core. The fork takes the rows this one holds, so that they
+    /// go out before the fork's (forks are made in the order of their runs;
+    /// the first of a round takes what was written one row at a time
+    /// before it, the others start empty).
+    fn fork(&mut self) -> State {
+        let fresh = self.columns.iter().map(Column::empty_like).collect();
+        State {
+            schema: self.schema.clone(),
+            container: Container::IpcFork,
+            columns: std::mem::replace(&mut self.columns, fresh),
+            rows: std::mem::take(&mut self.rows),
+        }
     }
 }
 
@@ -228,6 +267,28 @@ impl SolutionsWriter for ArrowWriter {
         if let Some(mut state) = self.state.take() {
             state.flush_batch(out);
             state.container.finish(out);
+        }
+    }
+
+    /// Forks gather their runs into record batches of their own, once the
+    /// columns' types are chosen; Parquet's row groups are written by the
+    /// file's one writer, so Parquet does not fork.
+    fn fork_rows(&mut self) -> Option<Box<dyn SolutionsWriter>> {
+        if self.parquet {
+            return None;
+        }
+        let state = self.state.as_mut()?;
+        Some(Box::new(ArrowWriter {
+            parquet: false,
+            variables: Vec::new(),
+            sample: Vec::new(),
+            state: Some(state.fork()),
+        }))
+    }
+
+    fn end_run(&mut self, out: &mut Vec<u8>) {
+        if let Some(state) = &mut self.state {
+            state.flush_batch(out);
         }
     }
 

@@ -12,7 +12,8 @@
 //!   (`vocab.index`) gives each block's first entry, byte offset, separator key
 //!   for binary search (`vocab.firsts`) and number of long keys before it;
 //! * the long section (`vocab.long`, directory `vocab.longindex`) holds the
-//!   long keys whole, in order.
+//!   long keys whole, in order; a token-coded section one key to a block,
+//!   so that a lookup decodes only the key it asks for.
 //!
 //! Everything is read through mmap; decoded blocks are kept in a cache with a
 //! memory budget (see [`Vocabulary::set_cache_budget`]).

@@ -719,7 +719,10 @@ mod tests {
         keys.dedup();
         let (_dir, vocab) = write(&keys);
         assert!(vocab.block_count() > 10);
-        assert!(vocab.long.blocks() > 10);
+        // Text: the long section is token-coded, one key to a block.
+        assert!(dictionaries(&keys).long_code().is_some());
+        let long_keys = keys.iter().filter(|k| k.len() >= LONG_KEY).count();
+        assert_eq!(vocab.long.blocks(), long_keys);
         check(&keys, &vocab, 7);
         for budget in [0, 100_000] {
             vocab.clear_cache();

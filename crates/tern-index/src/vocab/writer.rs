@@ -9,8 +9,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Blocks compressed together in parallel before being written in order.
-const PARALLEL_BLOCKS: usize = 64;
+/// Key bytes of sealed blocks compressed together in parallel before being
+/// written in order (64 main blocks; many more long blocks of one key).
+const PARALLEL_RAW_BYTES: usize = 64 * block::MAIN_TARGET_RAW_BYTES;
 
 /// A sealed block waiting for compression.
 struct Pending {
@@ -29,7 +30,10 @@ struct Section {
     index: BufWriter<File>,
     index_name: &'static str,
     coder: FrontCoder,
+    /// Key bytes after which a block is sealed.
+    target_raw_bytes: usize,
     pending: Vec<Pending>,
+    pending_bytes: usize,
     /// Entries written and bytes of blocks written.
     written: u64,
     offset: u64,
@@ -53,6 +57,7 @@ impl Section {
             .par_chunks(per_thread)
             .flat_map_iter(|blocks| encoder.encode_all(blocks.iter().map(|b| b.raw.as_slice())))
             .collect();
+        self.pending_bytes = 0;
         for (block, bytes) in self.pending.drain(..).zip(compressed) {
             let mut record = Vec::with_capacity(RECORD);
             record.extend_from_slice(&self.written.to_le_bytes());
@@ -110,8 +115,13 @@ impl VocabWriter {
         index
             .write_all(&[MAGIC.as_slice(), &[0; HEADER - 8]].concat())
             .at(dir.join(INDEX_FILE))?;
-        let section = |encoder, blocks_name, index, index_name| -> Result<Section> {
+        let section = |encoder: BlockEncoder, blocks_name, index, index_name| -> Result<Section> {
             Ok(Section {
+                target_raw_bytes: match blocks_name {
+                    LONG_BLOCKS_FILE => encoder.long_target_raw_bytes(),
+                    _ => block::MAIN_TARGET_RAW_BYTES,
+                },
+                pending_bytes: 0,
                 encoder,
                 blocks: open(blocks_name)?,
                 blocks_name,
@@ -163,11 +173,11 @@ impl VocabWriter {
         if long {
             self.long.coder.push(&key, false);
             self.long_entries += 1;
-            if self.long.coder.key_bytes() >= block::LONG_TARGET_RAW_BYTES {
+            if self.long.coder.key_bytes() >= self.long.target_raw_bytes {
                 self.seal_long()?;
             }
         }
-        if self.main.coder.key_bytes() >= block::MAIN_TARGET_RAW_BYTES
+        if self.main.coder.key_bytes() >= self.main.target_raw_bytes
             || self.main.coder.entries() >= block::MAX_ENTRIES
         {
             self.seal_main()?;
@@ -180,6 +190,7 @@ impl VocabWriter {
     fn seal_main(&mut self) -> Result<()> {
         if self.main.coder.entries() > 0 {
             let entries = self.main.coder.entries();
+            self.main.pending_bytes += self.main.coder.key_bytes();
             self.main.pending.push(Pending {
                 raw: self.main.coder.take(),
                 entries,
@@ -187,7 +198,7 @@ impl VocabWriter {
                 first_long: self.first_long,
             });
         }
-        if self.main.pending.len() >= PARALLEL_BLOCKS {
+        if self.main.pending_bytes >= PARALLEL_RAW_BYTES {
             self.main
                 .write_pending(&self.dir, Some((&mut self.firsts, &mut self.firsts_offset)))?;
         }
@@ -197,6 +208,7 @@ impl VocabWriter {
     fn seal_long(&mut self) -> Result<()> {
         if self.long.coder.entries() > 0 {
             let entries = self.long.coder.entries();
+            self.long.pending_bytes += self.long.coder.key_bytes();
             self.long.pending.push(Pending {
                 raw: self.long.coder.take(),
                 entries,
@@ -204,7 +216,7 @@ impl VocabWriter {
                 first_long: 0,
             });
         }
-        if self.long.pending.len() >= PARALLEL_BLOCKS {
+        if self.long.pending_bytes >= PARALLEL_RAW_BYTES {
             self.long.write_pending(&self.dir, None)?;
         }
         Ok(())
