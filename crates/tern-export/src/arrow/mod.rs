@@ -12,8 +12,9 @@
 //! `BATCH_ROWS` rows or `BATCH_BYTES` of text.
 //!
 //! Once the types are chosen, the rows of a large result are gathered on
-//! all cores: each fork gathers its run of rows into a record batch of its
-//! own, written with its own dictionaries. Every record batch of the stream
+//! all cores: each fork gathers its run of rows (`tern serve` cuts rounds
+//! of 4,096 rows into one run per core) into a record batch of its own,
+//! written with its own dictionaries. Every record batch of the stream
 //! is preceded by its dictionaries (a replacement of the previous ones,
 //! which the IPC stream format allows), so batches written on different
 //! cores cannot disagree about what an index means.
@@ -205,9 +206,7 @@ impl State {
         self.container.write(&batch, out);
         self.rows = 0;
     }
-}
 
-impl State {
     /// A state for the rows after the ones this one holds, written on
     /// another core. The fork takes the rows this one holds, so that they
     /// go out before the fork's (forks are made in the order of their runs;
