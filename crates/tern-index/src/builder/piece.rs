@@ -12,13 +12,23 @@ use crate::term_key::{self, Classified};
 use crate::{Id, Tag};
 use oxrdf::{GraphNameRef, Quad, QuadRef, TermRef};
 use oxttl::{NQuadsParser, NTriplesParser, TurtleSyntaxError};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxBuildHasher, FxHashMap};
+use std::hash::BuildHasher;
+
+/// The hash of a vocabulary key, made on the core that parses it and
+/// carried in its piece, so that the one core merging pieces into a run
+/// does not hash it again.
+pub fn key_hash(key: &[u8]) -> u64 {
+    FxBuildHasher.hash_one(key)
+}
 
 /// The encoded content of a piece.
 #[derive(Default)]
 pub struct Piece {
     /// Distinct vocabulary keys; a quad refers to key `i` as `Id(Vocab, i)`.
     pub keys: Vec<Box<[u8]>>,
+    /// Each key's [`key_hash`], made here, on the core that parsed it.
+    pub hashes: Vec<u64>,
     /// Distinct blank node labels; a quad refers to label `i` as `Id(BlankNode, i)`.
     pub blanks: Vec<Box<str>>,
     /// Quads as `[s, p, o, g]`; inline values already carry their final ID.
@@ -93,6 +103,7 @@ impl PieceEncoder {
 
     pub fn finish(mut self) -> Piece {
         self.piece.keys = numbered(self.keys);
+        self.piece.hashes = self.piece.keys.iter().map(|k| key_hash(k)).collect();
         self.piece.blanks = numbered(self.blanks);
         self.piece
     }

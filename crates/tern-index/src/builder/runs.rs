@@ -11,12 +11,61 @@ use super::piece::Piece;
 use crate::{Id, Tag};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use std::collections::HashMap;
 use std::fs::File;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// Rough heap cost of one distinct key besides its bytes (hash slot, box, vec).
-const KEY_OVERHEAD: usize = 56;
+/// Rough heap cost of one distinct key besides its bytes (hash slot with the
+/// stored hash, box, vec).
+const KEY_OVERHEAD: usize = 64;
+
+/// A key of the run's map with its hash, made where the key was parsed
+/// (see [`Piece::hashes`]): merging pieces into the run, which is done on
+/// one core, neither hashes a key nor rehashes it when the map grows.
+struct HashedKey {
+    hash: u64,
+    bytes: Box<[u8]>,
+}
+
+impl Hash for HashedKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl PartialEq for HashedKey {
+    fn eq(&self, other: &HashedKey) -> bool {
+        self.hash == other.hash && self.bytes == other.bytes
+    }
+}
+
+impl Eq for HashedKey {}
+
+/// The hasher of the run's map: a [`HashedKey`] gives its stored hash.
+#[derive(Default)]
+struct StoredHash(u64);
+
+impl Hasher for StoredHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
+
+    /// Not used by [`HashedKey`]; mixes the bytes in so the hasher stays a
+    /// hasher for anything else.
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+}
+
+type KeyMap = HashMap<HashedKey, u64, BuildHasherDefault<StoredHash>>;
 const QUAD_BYTES: usize = 32;
 
 /// A run written to disk: its sorted keys and its renumbered quads.
@@ -38,7 +87,7 @@ pub enum Runs {
 }
 
 pub struct RunBuilder {
-    keys: FxHashMap<Box<[u8]>, u64>,
+    keys: KeyMap,
     key_bytes: usize,
     quads: Vec<[u64; 4]>,
     budget: usize,
@@ -56,7 +105,7 @@ pub struct RunBuilder {
 impl RunBuilder {
     pub fn new(work_dir: &Path, budget: usize) -> RunBuilder {
         RunBuilder {
-            keys: FxHashMap::default(),
+            keys: KeyMap::default(),
             key_bytes: 0,
             quads: Vec::new(),
             budget,
@@ -81,13 +130,15 @@ impl RunBuilder {
     }
 
     pub fn add(&mut self, piece: Piece) -> Result<(), LoadError> {
+        debug_assert_eq!(piece.keys.len(), piece.hashes.len());
         let key_ids: Vec<u64> = piece
             .keys
             .into_iter()
-            .map(|key| {
+            .zip(piece.hashes)
+            .map(|(bytes, hash)| {
                 let next = self.keys.len() as u64;
-                let len = key.len();
-                let id = *self.keys.entry(key).or_insert(next);
+                let len = bytes.len();
+                let id = *self.keys.entry(HashedKey { hash, bytes }).or_insert(next);
                 if id == next {
                     self.key_bytes += len;
                 }
@@ -132,8 +183,10 @@ impl RunBuilder {
 
     /// Sorts the run's keys and renumbers its quads to their sorted positions.
     fn sorted(&mut self) -> (Vec<Box<[u8]>>, Vec<[u64; 4]>) {
-        let mut entries: Vec<(Box<[u8]>, u64)> =
-            std::mem::take(&mut self.keys).into_iter().collect();
+        let mut entries: Vec<(Box<[u8]>, u64)> = std::mem::take(&mut self.keys)
+            .into_iter()
+            .map(|(key, local)| (key.bytes, local))
+            .collect();
         entries.par_sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut rank = vec![0u64; entries.len()];
         for (position, (_, local)) in entries.iter().enumerate() {
