@@ -26,8 +26,13 @@ use zstd::zstd_safe::DCtx;
 /// from all over the vocabulary and each lookup missing the cache decodes a
 /// whole block: on BSBM 10M, going from 32 KiB to 8 KiB (main) and 4 KiB
 /// (long) made a full export with a 64 MiB cache run at 450 instead of 250
-/// MB/s, for 3% more vocabulary bytes on disk.
-pub const MAIN_TARGET_RAW_BYTES: usize = 8 * 1024;
+/// MB/s, for 3% more vocabulary bytes on disk. At 100M (23 M terms, a
+/// 64 MiB cache holding a few percent of them) nearly every term an export
+/// writes costs a block decoded for it alone: 8 KiB → 4 KiB made a full
+/// TSV export of BSBM 100M run at 335 instead of 257 MB/s (same binary,
+/// both indexes), for 19.3 instead of 19.0 bytes/triple; 2 KiB would take
+/// BSBM 1M to 19.9 bytes/triple.
+pub const MAIN_TARGET_RAW_BYTES: usize = 4 * 1024;
 pub const LONG_TARGET_RAW_BYTES: usize = 4 * 1024;
 /// A token-coded long block holds one key. The code's statistics are the
 /// section's, learnt once, so a block of one key compresses about as well as

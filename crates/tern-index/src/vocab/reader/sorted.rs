@@ -12,7 +12,7 @@ use crate::error::IndexError;
 
 /// Keys from which [`Vocabulary::key_refs`] reads in vocabulary order.
 pub const SORTED_KEYS: usize = 4096;
-/// Main blocks decoded per round (8 KiB each, decoded): what the copying
+/// Main blocks decoded per round (4 KiB of keys each): what the copying
 /// holds at once besides the copies. (A few in tests, so that their
 /// vocabularies take many rounds.)
 const ROUND_BLOCKS: usize = if cfg!(test) { 4 } else { 256 };
