@@ -7,7 +7,7 @@
 //! the disk here, and its sorted positions are already the final vocabulary IDs.
 
 use super::error::{LoadError, LoadIo};
-use super::piece::Piece;
+use super::piece::{key_hash, Piece};
 use crate::{Id, Tag};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
@@ -66,6 +66,7 @@ impl Hasher for StoredHash {
 }
 
 type KeyMap = HashMap<HashedKey, u64, BuildHasherDefault<StoredHash>>;
+
 const QUAD_BYTES: usize = 32;
 
 /// A run written to disk: its sorted keys and its renumbered quads.
@@ -130,11 +131,16 @@ impl RunBuilder {
     }
 
     pub fn add(&mut self, piece: Piece) -> Result<(), LoadError> {
-        debug_assert_eq!(piece.keys.len(), piece.hashes.len());
+        // A piece made elsewhere than by `PieceEncoder` may come without
+        // its hashes: they are made here then.
+        let hashes = match piece.hashes.len() == piece.keys.len() {
+            true => piece.hashes,
+            false => piece.keys.iter().map(|k| key_hash(k)).collect(),
+        };
         let key_ids: Vec<u64> = piece
             .keys
             .into_iter()
-            .zip(piece.hashes)
+            .zip(hashes)
             .map(|(bytes, hash)| {
                 let next = self.keys.len() as u64;
                 let len = bytes.len();
