@@ -1,6 +1,7 @@
 """Helpers shared by the benchmark scripts (stdlib only)."""
 import os
 import platform
+import re
 import signal
 import subprocess
 from pathlib import Path
@@ -49,3 +50,20 @@ def stop_on_sigterm() -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupt)
+
+
+def find_java() -> Path | None:
+    """A Java 21+ for Fuseki: the Temurin JDK beside the default java 17."""
+    for d in sorted(Path("/usr/lib/jvm").glob("temurin*"), reverse=True):
+        if (d / "bin/java").exists():
+            return d / "bin/java"
+    return None
+
+
+def find_fuseki_jar() -> Path | None:
+    """The newest jena-fuseki-server jar in ~/.m2 (PEERS.md's mvn dependency:get)."""
+    def version(p: Path):
+        return tuple(int(x) if x.isdigit() else 0 for x in re.split(r"[.-]", p.parent.name))
+    jars = sorted((Path.home() / ".m2/repository/org/apache/jena/jena-fuseki-server").glob("*/jena-fuseki-server-*.jar"),
+                  key=version)
+    return jars[-1] if jars else None

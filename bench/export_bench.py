@@ -116,6 +116,7 @@ import urllib.parse
 import zlib
 from pathlib import Path
 
+from benchlib import find_fuseki_jar, find_java
 from fairness_bench import Virtuoso, set_ini, stop
 
 BENCH = Path(__file__).resolve().parent
@@ -447,28 +448,14 @@ def virtuoso_server(size, nt, args):
                   stopper=lambda: inner.__exit__(None, None, None))
 
 
-def find_java():
-    """A Java 21+ for Fuseki: the Temurin JDK beside the default java 17."""
-    for d in sorted(Path("/usr/lib/jvm").glob("temurin*"), reverse=True):
-        if (d / "bin/java").exists():
-            return d / "bin/java"
-    raise RuntimeError("no Java 21+ under /usr/lib/jvm/temurin* (Fuseki needs one; see ../shared/PEERS.md)")
-
-
-def find_fuseki_jar():
-    def version(p):
-        return tuple(int(x) if x.isdigit() else 0 for x in re.split(r"[.-]", p.parent.name))
-    jars = sorted((Path.home() / ".m2/repository/org/apache/jena/jena-fuseki-server").glob("*/jena-fuseki-server-*.jar"),
-                  key=version)
-    if not jars:
-        subprocess.run(["mvn", "-q", "dependency:get", "-Dartifact=org.apache.jena:jena-fuseki-server:RELEASE",
-                        "-Dtransitive=false"], check=True)
-        return find_fuseki_jar()
-    return jars[-1]
-
-
 def fuseki_server(size, nt, args):
     java, jar = find_java(), find_fuseki_jar()
+    if java is None:
+        raise RuntimeError("no Java 21+ under /usr/lib/jvm/temurin* (Fuseki needs one; see ../shared/PEERS.md)")
+    if jar is None:
+        subprocess.run(["mvn", "-q", "dependency:get", "-Dartifact=org.apache.jena:jena-fuseki-server:RELEASE",
+                        "-Dtransitive=false"], check=True)
+        jar = find_fuseki_jar()
     location = DATA / f"export-fuseki-{size}"
     if not (location / "loaded").exists():
         shutil.rmtree(location, ignore_errors=True)

@@ -102,7 +102,6 @@ import http.client
 import json
 import os
 import random
-import re
 import secrets
 import shutil
 import signal
@@ -116,8 +115,8 @@ import types
 import urllib.parse
 from pathlib import Path
 
-from benchlib import BENCH, DEFAULT_DATA, DEFAULT_TERN, DEFAULT_VENV, SHARED, decompress, git_commit, machine, \
-    tool_version
+from benchlib import BENCH, DEFAULT_DATA, DEFAULT_TERN, DEFAULT_VENV, SHARED, decompress, find_fuseki_jar, find_java, \
+    git_commit, machine, tool_version
 from fairness_bench import Virtuoso, stop, wait_http
 from http_query_bench import Client, compare, free_port, is_graph_query, load_average, result_lines
 from query_bench import Query, bsbm_suite, fmt_ms, publish
@@ -1190,21 +1189,6 @@ def slim_differences(results: dict) -> None:
 
 
 # --- main -----------------------------------------------------------------
-
-def find_java() -> Path | None:
-    for d in sorted(Path("/usr/lib/jvm").glob("temurin*"), reverse=True):
-        if (d / "bin/java").exists():
-            return d / "bin/java"
-    return None
-
-
-def find_fuseki_jar() -> Path | None:
-    def version(p: Path):
-        return tuple(int(x) if x.isdigit() else 0 for x in re.split(r"[.-]", p.parent.name))
-    jars = sorted((Path.home() / ".m2/repository/org/apache/jena/jena-fuseki-server").glob("*/jena-fuseki-server-*.jar"),
-                  key=version)
-    return jars[-1] if jars else None
-
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

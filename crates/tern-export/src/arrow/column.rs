@@ -60,6 +60,11 @@ impl Column {
             .iter()
             .find(|&&(_, n)| Some(n) == best)
             .map(|&(k, _)| k);
+        Column::new(name, kind)
+    }
+
+    /// An empty column of this name, typed by `kind` (text when `None`).
+    fn new(name: &str, kind: Option<Kind>) -> Column {
         Column {
             name: name.to_owned(),
             typed: kind.map(|k| (k, Typed::new(k))),
@@ -72,13 +77,7 @@ impl Column {
     /// An empty column of the same name and type, for rows written on
     /// another core.
     pub fn empty_like(&self) -> Column {
-        Column {
-            name: self.name.clone(),
-            typed: self.typed.as_ref().map(|(k, _)| (*k, Typed::new(*k))),
-            text: StringBuilder::new(),
-            text_bytes: 0,
-            scratch: Vec::new(),
-        }
+        Column::new(&self.name, self.typed.as_ref().map(|(k, _)| *k))
     }
 
     /// The fields of this variable, in order.

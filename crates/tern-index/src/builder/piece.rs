@@ -13,22 +13,63 @@ use crate::{Id, Tag};
 use oxrdf::{GraphNameRef, Quad, QuadRef, TermRef};
 use oxttl::{NQuadsParser, NTriplesParser, TurtleSyntaxError};
 use rustc_hash::{FxBuildHasher, FxHashMap};
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hash, Hasher};
 
-/// The hash of a vocabulary key, made on the core that parses it and
-/// carried in its piece, so that the one core merging pieces into a run
-/// does not hash it again.
-pub fn key_hash(key: &[u8]) -> u64 {
-    FxBuildHasher.hash_one(key)
+/// A vocabulary key with its hash, made on the core that parsed it, so that
+/// the one core merging pieces into a run neither hashes it nor, when the
+/// run's map grows, rehashes it (the map hashes it with [`StoredHash`]).
+pub struct HashedKey {
+    pub hash: u64,
+    pub bytes: Box<[u8]>,
+}
+
+impl HashedKey {
+    fn new(bytes: Box<[u8]>) -> HashedKey {
+        HashedKey {
+            hash: FxBuildHasher.hash_one(&bytes),
+            bytes,
+        }
+    }
+}
+
+impl Hash for HashedKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.hash);
+    }
+}
+
+impl PartialEq for HashedKey {
+    fn eq(&self, other: &HashedKey) -> bool {
+        self.hash == other.hash && self.bytes == other.bytes
+    }
+}
+
+impl Eq for HashedKey {}
+
+/// The hasher of maps keyed by [`HashedKey`]: the key's stored hash.
+#[derive(Default)]
+pub struct StoredHash(u64);
+
+impl Hasher for StoredHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write_u64(&mut self, hash: u64) {
+        self.0 = hash;
+    }
+
+    /// Only [`HashedKey`]s are hashed here, and they write one `u64`.
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = FxBuildHasher.hash_one(bytes);
+    }
 }
 
 /// The encoded content of a piece.
 #[derive(Default)]
 pub struct Piece {
     /// Distinct vocabulary keys; a quad refers to key `i` as `Id(Vocab, i)`.
-    pub keys: Vec<Box<[u8]>>,
-    /// Each key's [`key_hash`], made here, on the core that parsed it.
-    pub hashes: Vec<u64>,
+    pub keys: Vec<HashedKey>,
     /// Distinct blank node labels; a quad refers to label `i` as `Id(BlankNode, i)`.
     pub blanks: Vec<Box<str>>,
     /// Quads as `[s, p, o, g]`; inline values already carry their final ID.
@@ -102,8 +143,10 @@ impl PieceEncoder {
     }
 
     pub fn finish(mut self) -> Piece {
-        self.piece.keys = numbered(self.keys);
-        self.piece.hashes = self.piece.keys.iter().map(|k| key_hash(k)).collect();
+        self.piece.keys = numbered(self.keys)
+            .into_iter()
+            .map(HashedKey::new)
+            .collect();
         self.piece.blanks = numbered(self.blanks);
         self.piece
     }

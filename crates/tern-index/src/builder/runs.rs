@@ -7,13 +7,13 @@
 //! the disk here, and its sorted positions are already the final vocabulary IDs.
 
 use super::error::{LoadError, LoadIo};
-use super::piece::{key_hash, Piece};
+use super::piece::{HashedKey, Piece, StoredHash};
 use crate::{Id, Tag};
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use std::collections::HashMap;
 use std::fs::File;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::BuildHasherDefault;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -21,50 +21,8 @@ use std::path::{Path, PathBuf};
 /// stored hash, box, vec).
 const KEY_OVERHEAD: usize = 64;
 
-/// A key of the run's map with its hash, made where the key was parsed
-/// (see [`Piece::hashes`]): merging pieces into the run, which is done on
-/// one core, neither hashes a key nor rehashes it when the map grows.
-struct HashedKey {
-    hash: u64,
-    bytes: Box<[u8]>,
-}
-
-impl Hash for HashedKey {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u64(self.hash);
-    }
-}
-
-impl PartialEq for HashedKey {
-    fn eq(&self, other: &HashedKey) -> bool {
-        self.hash == other.hash && self.bytes == other.bytes
-    }
-}
-
-impl Eq for HashedKey {}
-
-/// The hasher of the run's map: a [`HashedKey`] gives its stored hash.
-#[derive(Default)]
-struct StoredHash(u64);
-
-impl Hasher for StoredHash {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write_u64(&mut self, hash: u64) {
-        self.0 = hash;
-    }
-
-    /// Not used by [`HashedKey`]; mixes the bytes in so the hasher stays a
-    /// hasher for anything else.
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-    }
-}
-
+/// The run's keys and their run-local numbers, hashed by the hashes the
+/// pieces bring.
 type KeyMap = HashMap<HashedKey, u64, BuildHasherDefault<StoredHash>>;
 
 const QUAD_BYTES: usize = 32;
@@ -131,20 +89,13 @@ impl RunBuilder {
     }
 
     pub fn add(&mut self, piece: Piece) -> Result<(), LoadError> {
-        // A piece made elsewhere than by `PieceEncoder` may come without
-        // its hashes: they are made here then.
-        let hashes = match piece.hashes.len() == piece.keys.len() {
-            true => piece.hashes,
-            false => piece.keys.iter().map(|k| key_hash(k)).collect(),
-        };
         let key_ids: Vec<u64> = piece
             .keys
             .into_iter()
-            .zip(hashes)
-            .map(|(bytes, hash)| {
+            .map(|key| {
                 let next = self.keys.len() as u64;
-                let len = bytes.len();
-                let id = *self.keys.entry(HashedKey { hash, bytes }).or_insert(next);
+                let len = key.bytes.len();
+                let id = *self.keys.entry(key).or_insert(next);
                 if id == next {
                     self.key_bytes += len;
                 }

@@ -297,14 +297,6 @@ impl BlockEncoder {
         BlockEncoder::Zstd(EncoderDictionary::copy(dictionary, level))
     }
 
-    /// Key bytes after which a long block is sealed with this encoder.
-    pub fn long_target_raw_bytes(&self) -> usize {
-        match self {
-            BlockEncoder::Zstd(_) => LONG_TARGET_RAW_BYTES,
-            BlockEncoder::Tokens(_) => TOKEN_LONG_TARGET_RAW_BYTES,
-        }
-    }
-
     /// Compresses front-coded blocks (with one compression context). Each
     /// block's bytes: raw length (u32 LE), then the zstd frame or the
     /// token-coded bits.

@@ -115,42 +115,51 @@ impl VocabWriter {
         index
             .write_all(&[MAGIC.as_slice(), &[0; HEADER - 8]].concat())
             .at(dir.join(INDEX_FILE))?;
-        let section = |encoder: BlockEncoder, blocks_name, index, index_name| -> Result<Section> {
-            Ok(Section {
-                target_raw_bytes: match blocks_name {
-                    LONG_BLOCKS_FILE => encoder.long_target_raw_bytes(),
-                    _ => block::MAIN_TARGET_RAW_BYTES,
-                },
-                pending_bytes: 0,
-                encoder,
-                blocks: open(blocks_name)?,
-                blocks_name,
-                index,
-                index_name,
-                coder: FrontCoder::default(),
-                pending: Vec::new(),
-                written: 0,
-                offset: 0,
-                block_count: 0,
-            })
-        };
+        let section =
+            |encoder, target_raw_bytes, blocks_name, index, index_name| -> Result<Section> {
+                Ok(Section {
+                    target_raw_bytes,
+                    pending_bytes: 0,
+                    encoder,
+                    blocks: open(blocks_name)?,
+                    blocks_name,
+                    index,
+                    index_name,
+                    coder: FrontCoder::default(),
+                    pending: Vec::new(),
+                    written: 0,
+                    offset: 0,
+                    block_count: 0,
+                })
+            };
         Ok(VocabWriter {
             dir: dir.to_owned(),
             main: section(
                 BlockEncoder::new(&dictionaries.main, block::MAIN_LEVEL),
+                block::MAIN_TARGET_RAW_BYTES,
                 BLOCKS_FILE,
                 index,
                 INDEX_FILE,
             )?,
-            long: section(
-                match dictionaries.long_code() {
-                    Some(code) => BlockEncoder::Tokens(code),
-                    None => BlockEncoder::new(&dictionaries.long, block::LONG_LEVEL),
-                },
-                LONG_BLOCKS_FILE,
-                open(LONG_INDEX_FILE)?,
-                LONG_INDEX_FILE,
-            )?,
+            long: {
+                let (encoder, target_raw_bytes) = match dictionaries.long_code() {
+                    Some(code) => (
+                        BlockEncoder::Tokens(code),
+                        block::TOKEN_LONG_TARGET_RAW_BYTES,
+                    ),
+                    None => (
+                        BlockEncoder::new(&dictionaries.long, block::LONG_LEVEL),
+                        block::LONG_TARGET_RAW_BYTES,
+                    ),
+                };
+                section(
+                    encoder,
+                    target_raw_bytes,
+                    LONG_BLOCKS_FILE,
+                    open(LONG_INDEX_FILE)?,
+                    LONG_INDEX_FILE,
+                )?
+            },
             firsts: open(FIRSTS_FILE)?,
             firsts_offset: 0,
             entries: 0,
