@@ -185,3 +185,134 @@ fn string_prefixes_find_literals_that_updates_brought() {
     assert!(!plan(&engine, query).contains(" reading "));
     assert_eq!(values(&engine, query), ["a", "b", "k"]);
 }
+
+const NUMBERS: &str = r#"
+@prefix ex: <http://example.org/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+ex:x ex:size 100 ; ex:weight 50 ; ex:feature ex:f1, ex:f2 ; ex:label "x" .
+ex:a ex:size 90 ; ex:weight 45 ; ex:feature ex:f1 ; ex:label "a" .
+ex:b ex:size 130 ; ex:weight 52 ; ex:feature ex:f2 ; ex:label "b" .
+ex:c ex:size 99 ; ex:weight 80 ; ex:feature ex:f1 ; ex:label "c" .
+ex:d ex:size 101 ; ex:weight 49 ; ex:feature ex:f3 ; ex:label "d" .
+ex:e ex:size 119 ; ex:weight 31 ; ex:feature ex:f1, ex:f2 ; ex:label "e" .
+ex:f ex:size 80 ; ex:weight 50 ; ex:feature ex:f2 ; ex:label "f" .
+ex:g ex:weight 50 ; ex:feature ex:f2 ; ex:label "g" .
+ex:h ex:size -7 ; ex:weight -1 ; ex:feature ex:f1 ; ex:label "h" .
+ex:m1 ex:mixed 10 .
+ex:m2 ex:mixed 10.5 .
+ex:m3 ex:mixed 1.1e1 .
+ex:m4 ex:mixed 12 .
+ex:v1 ex:padded "010"^^xsd:integer .
+ex:t1 ex:title "not a number" . ex:t2 ex:title 5 .
+ex:v2 ex:padded 11 .
+"#;
+
+/// The numbers, and 30 more sizes far from theirs (1000 and up): a range
+/// is read only where it keeps at most a third of its predicate's rows.
+fn numbers() -> String {
+    let far: String = (0..30)
+        .map(|i| {
+            format!(
+                "<http://example.org/z{i}> <http://example.org/size> {} .\n",
+                1000 + i
+            )
+        })
+        .collect();
+    format!("{NUMBERS}{far}")
+}
+
+/// Comparisons with numbers read only a range of inline integers, where the
+/// predicate's numbers are all inline integers and the range keeps few of
+/// them; elsewhere (decimals and doubles beside them, integers in a
+/// non-canonical form, most of the rows) the whole pattern.
+#[test]
+fn numeric_bounds_read_only_a_range_of_integers() {
+    let (_tmp, engine) = common::engine_over("numbers.ttl", &numbers(), EngineOptions::default());
+    let cases: [(&str, &str, bool, &[&str]); 12] = [
+        (
+            "?r ex:size ?s",
+            "?s > 99 && ?s <= 119",
+            true,
+            &["d", "e", "x"],
+        ),
+        ("?r ex:size ?s", "?s < 0", true, &["h"]),
+        ("?r ex:size ?s", "?s = 101.0", true, &["d"]),
+        ("?r ex:size ?s", "99.5 < ?s && ?s < 100.5", true, &["x"]),
+        (
+            "?r ex:size ?s",
+            "?s >= 2 * 50 - -1 && ?s < 500",
+            true,
+            &["b", "d", "e"],
+        ),
+        ("?r ex:size ?s", "?s > 1e300", true, &[]),
+        ("?r ex:size ?s", "?s < -1e300", true, &[]),
+        // Most rows: the whole pattern, in subject order.
+        (
+            "?r ex:size ?s",
+            "?s >= 90",
+            false,
+            &[
+                "a", "b", "c", "d", "e", "x", "z0", "z1", "z10", "z11", "z12", "z13", "z14", "z15",
+                "z16", "z17", "z18", "z19", "z2", "z20", "z21", "z22", "z23", "z24", "z25", "z26",
+                "z27", "z28", "z29", "z3", "z4", "z5", "z6", "z7", "z8", "z9",
+            ],
+        ),
+        ("?r ex:mixed ?s", "?s > 10 && ?s < 12", false, &["m2", "m3"]),
+        ("?r ex:padded ?s", "?s <= 10", false, &["v1"]),
+        // A string bound: no range (no number is greater than a string).
+        ("?r ex:size ?s", r#"?s > "1""#, false, &[]),
+        // A string among the values: no range (it might be a number in
+        // another form).
+        ("?r ex:title ?s", "?s < 10", false, &["t2"]),
+    ];
+    for (pattern, condition, narrowed, expected) in cases {
+        let query = format!("SELECT ?r {{ {pattern} FILTER({condition}) }}");
+        let shown = plan(&engine, &query);
+        assert_eq!(shown.contains(" reading "), narrowed, "{query}\n{shown}");
+        let whole = format!("SELECT ?r {{ {pattern} FILTER(({condition}) || false) }}");
+        assert_eq!(values(&engine, &query), values(&engine, &whole), "{query}");
+        assert_eq!(values(&engine, &query), expected, "{query}");
+    }
+}
+
+/// BSBM's "products like X": the comparisons are with X's own values. X's
+/// one-row patterns are evaluated first, and the rest is planned with their
+/// values, so the compared patterns read only the band around them; the
+/// answers are those of the filter kept whole.
+#[test]
+fn comparisons_with_a_few_rows_values_become_ranges_of_the_rest() {
+    let (_tmp, engine) = common::engine_over("numbers.ttl", &numbers(), EngineOptions::default());
+    let like_x = "?p ex:label ?l . ex:x ex:feature ?f . ?p ex:feature ?f . \
+                  ex:x ex:size ?xs . ?p ex:size ?ps . ex:x ex:weight ?xw . ?p ex:weight ?pw";
+    let cases: [(&str, &[&str]); 4] = [
+        (
+            "ex:x != ?p && ?ps < ?xs + 21 && ?ps > ?xs - 21 && ?pw < ?xw + 6 && ?pw > ?xw - 6",
+            &["a", "f"],
+        ),
+        ("?ps >= ?xs", &["b", "e", "e", "x", "x"]),
+        ("?ps < ?xs && ?pw >= ?xw", &["c", "f"]),
+        ("?ps > ?xs * 10", &[]),
+    ];
+    for (condition, expected) in cases {
+        let query = format!("SELECT DISTINCT ?p ?f {{ {like_x} FILTER({condition}) }}");
+        let shown = plan(&engine, &query);
+        assert!(shown.contains("BindJoin"), "{query}\n{shown}");
+        let whole = format!("SELECT DISTINCT ?p ?f {{ {like_x} FILTER(({condition}) || false) }}");
+        assert!(!plan(&engine, &whole).contains("BindJoin"));
+        assert_eq!(values(&engine, &query), values(&engine, &whole), "{query}");
+        assert_eq!(values(&engine, &query), expected, "{query}");
+    }
+    // The seed's values come out with the rest's.
+    let query = format!(
+        "SELECT ?p ?xs ?ps ?f {{ {like_x} FILTER(?ps > ?xs && ?ps < ?xs + 20) }} ORDER BY ?f"
+    );
+    let QueryOutcome::Solutions { rows, .. } =
+        engine.query(&format!("{PREFIX}{query}"), None).unwrap()
+    else {
+        panic!("not a SELECT")
+    };
+    let rows: Vec<Vec<String>> = rows
+        .map(|r| r.unwrap().iter().map(common::short).collect())
+        .collect();
+    assert_eq!(rows, [["e", "100", "119", "f1"], ["e", "100", "119", "f2"]]);
+}

@@ -188,6 +188,15 @@ impl Index {
         Ok(Id::new(Tag::Vocab, first))
     }
 
+    /// The kind of a vocabulary term, without decoding it (for sorting by
+    /// ID: see `vocab::TermKind`); none for other IDs, and for an index
+    /// written without kinds.
+    pub fn term_kind(&self, id: Id) -> Option<crate::vocab::TermKind> {
+        (id.tag() == Tag::Vocab)
+            .then(|| self.vocab.kind_of(id.payload()))
+            .flatten()
+    }
+
     /// The vocabulary IDs `[low, high)` of the literals whose lexical form
     /// starts with `prefix` (of every language and datatype; inline values
     /// never match: they are not strings).

@@ -142,6 +142,12 @@ impl Snapshot {
         self.base.first_literal()
     }
 
+    /// The kind of a base vocabulary term (see [`Index::term_kind`]); none
+    /// for the delta's terms, which are not in key order.
+    pub fn term_kind(&self, id: Id) -> Option<crate::vocab::TermKind> {
+        self.base.term_kind(id)
+    }
+
     /// The IDs `[low, high)` of the literals whose lexical form starts with
     /// `prefix` (see [`Index::literal_prefix_ids`]); `None` once the delta
     /// has terms of its own, which are not in key order.

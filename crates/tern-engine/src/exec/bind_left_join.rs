@@ -1,8 +1,12 @@
-//! OPTIONAL evaluated per left row: the right pattern is planned with the
+//! A join evaluated per left row: the right pattern is planned with the
 //! row's values substituted for the shared variables, so a few left rows
 //! look up only the right rows that match them instead of reading the
-//! right side whole. The planner chooses it for small left sides and right
-//! patterns where substitution is exact (the planner's `correlated`).
+//! right side whole, and plan it knowing their values. As OPTIONAL
+//! (`BindLeftJoin`) the planner chooses it for small left sides and right
+//! patterns where substitution is exact (the planner's `correlated`); as an
+//! inner join (`BindJoin`) for a FILTER whose comparisons with a few-row
+//! component's values become scan ranges once they are known (the
+//! planner's `seeded_filter`).
 
 use super::condition::Condition;
 use super::cursor::{NextRow, RowCursor};
@@ -38,6 +42,8 @@ pub struct BindLeftJoin {
     current: Option<Current>,
     /// Right evaluations, shown where scans show blocks read.
     lookups: Arc<AtomicU64>,
+    /// OPTIONAL: a left row without a right match is kept alone.
+    keeps_unmatched: bool,
 }
 
 /// The left row being joined and its right side.
@@ -80,6 +86,30 @@ impl BindLeftJoin {
             filter,
             current: None,
             lookups: Arc::default(),
+            keeps_unmatched: true,
+        }
+    }
+
+    /// The inner join: a left row without a right match is dropped.
+    pub fn inner(
+        ctx: Arc<QueryContext>,
+        left: BoxedOperator,
+        right_variables: &[Variable],
+        plan_right: PlanRight,
+        right_text: String,
+        scope: Arc<Scope>,
+    ) -> BindLeftJoin {
+        BindLeftJoin {
+            keeps_unmatched: false,
+            ..BindLeftJoin::new(
+                ctx,
+                left,
+                right_variables,
+                plan_right,
+                right_text,
+                None,
+                scope,
+            )
         }
     }
 
@@ -122,7 +152,11 @@ impl Operator for BindLeftJoin {
     fn describe(&self) -> OperatorInfo {
         let on: Vec<Variable> = self.shared.iter().map(|(_, v)| v.clone()).collect();
         OperatorInfo {
-            name: "BindLeftJoin",
+            name: if self.keeps_unmatched {
+                "BindLeftJoin"
+            } else {
+                "BindJoin"
+            },
             detail: format!(
                 "on {} per left row into {{ {} }}",
                 super::variable_list(&on),
@@ -137,7 +171,10 @@ impl Operator for BindLeftJoin {
     }
 
     fn estimated_rows(&self) -> Option<u64> {
-        self.left.input.estimated_rows()
+        // The inner join's right side is planned per row: not known before.
+        self.keeps_unmatched
+            .then(|| self.left.input.estimated_rows())
+            .flatten()
     }
 
     /// Numbers: whether a left row is in progress, whether it matched, and
@@ -208,7 +245,7 @@ impl Operator for BindLeftJoin {
             match current.right.next_batch()? {
                 None => {
                     let current = self.current.take().expect("in progress");
-                    if !current.matched {
+                    if !current.matched && self.keeps_unmatched {
                         let alone: Vec<(Option<usize>, Option<usize>)> =
                             current.sources.iter().map(|&(l, _)| (l, None)).collect();
                         out.push_row(&Solution::merge(&current.left, &[], &alone));

@@ -59,7 +59,7 @@ impl OnIds {
         if let Some(c) = IdComparison::compile(expression, variables, scope) {
             return Some(OnIds::Constant(c));
         }
-        if let Some(c) = IntegerComparison::compile(expression, variables) {
+        if let Some(c) = IntegerComparison::compile(expression, variables, &|v| scope.value(v)) {
             return Some(OnIds::Integers(c));
         }
         if let Some(c) = SameTermOfColumns::compile(expression, variables) {

@@ -14,6 +14,7 @@ use crate::EngineError;
 use oxrdf::Variable;
 use spargebra::algebra::OrderExpression;
 use std::sync::Arc;
+use tern_index::vocab::TermKind;
 use tern_index::{Id, Tag};
 
 pub struct OrderBy {
@@ -275,12 +276,13 @@ impl OrderBy {
     /// will be read.
     fn sorter_of(&self, rows: Vec<Vec<Id>>) -> Result<SortSteps, EngineError> {
         let first_literal = self.ctx.index.first_literal()?;
+        let kind_of = |id: Id| self.ctx.index.term_kind(id);
         let by_id: Vec<Option<usize>> = self
             .keys
             .iter()
             .map(|(k, _)| {
                 k.plain_column()
-                    .filter(|&c| ids_in_term_order(&rows, c, first_literal))
+                    .filter(|&c| ids_in_term_order(&rows, c, first_literal, &kind_of))
             })
             .collect();
         let ascending: Vec<bool> = self.keys.iter().map(|(_, a)| *a).collect();
@@ -312,15 +314,39 @@ impl OrderBy {
 
 /// Whether sorting `column` by ID sorts it in SPARQL's order: the values
 /// are unbound, blank nodes or IRIs (IDs order them in that order, and IRIs
-/// by their text since the vocabulary is sorted), or unbound and inline
-/// values of one numeric type (stored in value order). Literals of the
-/// vocabulary do not qualify: `"10"^^xsd:float` sorts before `"9"` there.
-fn ids_in_term_order(rows: &[Vec<Id>], column: usize, first_literal: Id) -> bool {
-    let resources = |id: Id| {
+/// by their text since the vocabulary is sorted), possibly with literals of
+/// the vocabulary all of one kind that compares by lexical form (simple
+/// strings, language strings, or literals of non-XML-Schema datatypes: see
+/// `tern_index::vocab::TermKind`); or unbound and inline values of one
+/// numeric type (stored in value order). Other literals of the vocabulary
+/// do not qualify: `"10"^^xsd:float` sorts before `"9"` there.
+fn ids_in_term_order(
+    rows: &[Vec<Id>],
+    column: usize,
+    first_literal: Id,
+    kind_of: &dyn Fn(Id) -> Option<TermKind>,
+) -> bool {
+    let resource = |id: Id| {
         matches!(id.tag(), Tag::Undefined | Tag::BlankNode)
             || (id.tag() == Tag::Vocab && id < first_literal)
     };
     let numbers = |tag: Tag| move |id: Id| id == Id::UNDEFINED || id.tag() == tag;
     let all = |accept: &dyn Fn(Id) -> bool| rows.iter().all(|row| accept(row[column]));
-    all(&resources) || all(&numbers(Tag::Integer)) || all(&numbers(Tag::Decimal))
+    if all(&numbers(Tag::Integer)) || all(&numbers(Tag::Decimal)) {
+        return true;
+    }
+    // Resources, and literals all of the first literal's kind if that is
+    // one that sorts by key.
+    let first = rows.iter().map(|row| row[column]).find(|&id| !resource(id));
+    let Some(first) = first else {
+        return true;
+    };
+    let kind = (first.tag() == Tag::Vocab)
+        .then(|| kind_of(first))
+        .flatten();
+    let sorts_by_key = matches!(
+        kind,
+        Some(TermKind::SimpleLiteral | TermKind::LanguageLiteral | TermKind::OtherLiteral)
+    );
+    sorts_by_key && all(&|id: Id| resource(id) || (id.tag() == Tag::Vocab && kind_of(id) == kind))
 }

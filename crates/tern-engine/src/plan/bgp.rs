@@ -27,6 +27,10 @@ use tern_index::{Id, Permutation, ScanRange, Tag};
 /// plain predicates counts one per step).
 pub const MAX_BGP_PATTERNS: usize = 1_000;
 
+/// A numeric range is read instead of its whole predicate when it holds at
+/// most one in this many of the predicate's rows.
+const RANGE_MAX_SHARE: u64 = 3;
+
 /// Which literals [`Planner::literal_objects`] counts.
 #[derive(Clone, Copy)]
 pub(super) enum Literals {
@@ -270,11 +274,46 @@ impl Planner {
         let Some((predicate, range)) = range else {
             return Ok(PatternRows::new(terms, scope));
         };
-        let of_vocabulary = matches!(range.start, Bound::Included(id) if id.tag() == Tag::Vocab);
+        let tag = match range.start {
+            Bound::Included(id) | Bound::Excluded(id) => id.tag(),
+            Bound::Unbounded => Tag::Undefined,
+        };
+        let of_vocabulary = tag == Tag::Vocab;
         if !of_vocabulary && self.literal_objects(predicate, Literals::OfVocabulary)? > 0 {
             return Ok(PatternRows::new(terms, scope));
         }
+        // A numeric bound admits decimals and doubles too: a range of
+        // integers covers the predicate only if it has none. And it is
+        // read only where it keeps few of the predicate's rows: a range
+        // comes in value order, so its pattern no longer merge-joins on
+        // its subject, and keeping most rows does not pay for the hash
+        // join that takes the merge join's place (or for the state a
+        // suspended query then keeps).
+        if tag == Tag::Integer {
+            let index = &self.ctx.index;
+            let all = index.count(Permutation::Pos, &[predicate], ScanRange::ALL)?;
+            let kept = index.count(Permutation::Pos, &[predicate], range)?;
+            if kept.saturating_mul(RANGE_MAX_SHARE) > all || !self.integer_ranges_fit(predicate)? {
+                return Ok(PatternRows::new(terms, scope));
+            }
+        }
         Ok(PatternRows::ranged(terms, scope, Some((2, range))))
+    }
+
+    /// Whether a range of inline integers holds every object of
+    /// `predicate` that a numeric comparison can let through: it has no
+    /// literals in the vocabulary (a number in another form) and no
+    /// inline decimals or doubles.
+    pub(super) fn integer_ranges_fit(&self, predicate: Id) -> Result<bool, EngineError> {
+        let numbers = ScanRange {
+            start: Bound::Included(Id::tag_range(Tag::Decimal).0),
+            end: Bound::Included(Id::tag_range(Tag::Double).1),
+        };
+        let index = &self.ctx.index;
+        Ok(
+            self.literal_objects(predicate, Literals::OfVocabulary)? == 0
+                && index.count(Permutation::Pos, &[predicate], numbers)? == 0,
+        )
     }
 
     /// How many objects of `predicate` are literals of the kind asked

@@ -13,7 +13,9 @@
 //! - `filter`, `exists`: FILTER, with (NOT) EXISTS as semi (anti) joins
 //!   where that is exact; `exists_per_row` plans the pattern per solution
 //!   elsewhere; `value_range`: comparisons with constants as scan ranges;
-//!   `equality_join`: `FILTER(?a = ?b)` as a join;
+//!   `equality_join`: `FILTER(?a = ?b)` as a join; `seeded_filter`:
+//!   comparisons with a few-row part's values as ranges of the rest,
+//!   planned per row of that part;
 //! - `unbound_negation`: `OPTIONAL {..} FILTER(!bound(?v))` as NOT EXISTS;
 //! - `optional`, `correlated`: OPTIONAL as one left join or per left row;
 //! - `per_graph`: `GRAPH ?g` planned once per named graph where needed;
@@ -39,6 +41,7 @@ mod optional;
 mod path_service;
 mod per_graph;
 mod planner;
+mod seeded_filter;
 mod unbound_negation;
 mod union_leaf;
 mod value_range;

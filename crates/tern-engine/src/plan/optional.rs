@@ -59,24 +59,31 @@ impl Planner {
                 self.scope(graph),
             )));
         }
-        let (ctx, outer) = (self.ctx.clone(), self.bound.clone());
-        let optional_joins = self.optional_joins;
-        let (pattern, right_graph) = (right.clone(), graph.clone());
-        let plan_right: PlanRight = Box::new(move |substitution| {
-            let mut bound = outer.to_vec();
-            bound.extend(substitution.iter().cloned());
-            let planner = Planner::fresh(ctx.clone(), bound.into(), optional_joins);
-            planner.plan(&pattern, &right_graph)
-        });
         Ok(Box::new(BindLeftJoin::new(
             self.ctx.clone(),
             left,
             &right_variables,
-            plan_right,
+            self.per_row(right.clone(), graph),
             right.to_string(),
             expression.clone(),
             self.scope(graph),
         )))
+    }
+}
+
+impl Planner {
+    /// Plans `pattern` anew for each row, with the row's values substituted
+    /// beside this planner's.
+    pub(super) fn per_row(&self, pattern: GraphPattern, graph: &GraphContext) -> PlanRight {
+        let (ctx, outer) = (self.ctx.clone(), self.bound.clone());
+        let optional_joins = self.optional_joins;
+        let graph = graph.clone();
+        Box::new(move |substitution| {
+            let mut bound = outer.to_vec();
+            bound.extend(substitution.iter().cloned());
+            let planner = Planner::fresh(ctx.clone(), bound.into(), optional_joins);
+            planner.plan(&pattern, &graph)
+        })
     }
 }
 

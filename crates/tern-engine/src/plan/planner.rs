@@ -280,7 +280,10 @@ impl Planner {
                     if let Some(joined) = self.plan_equality_join(expr, patterns, graph)? {
                         return Ok(joined);
                     }
-                    let ranges = value_range::from_filter(expr, ctx)?;
+                    if let Some(seeded) = self.plan_seeded_filter(expr, patterns, graph)? {
+                        return Ok(seeded);
+                    }
+                    let ranges = value_range::from_filter(expr, ctx, &self.bound)?;
                     let (mut placement, mut rest) = FilterPlacement::of(expr);
                     let bgp = self.plan_filtered_bgp(patterns, graph, &ranges, &mut placement)?;
                     rest.extend(placement.unplaced());
@@ -469,7 +472,7 @@ impl Planner {
         if !union_leaf::fit(&leaves, graph) {
             return Ok(None);
         }
-        let ranges = value_range::from_filter(expr, &self.ctx)?;
+        let ranges = value_range::from_filter(expr, &self.ctx, &self.bound)?;
         let (mut placement, mut rest) = match leaves.iter().all(|l| l.complex.is_empty()) {
             true => FilterPlacement::of(expr),
             false => (FilterPlacement::default(), vec![expr.clone()]),

@@ -4,11 +4,19 @@
 //! values are stored in value order) instead of all its rows. The ranges are
 //! wider than the filter, never narrower: the filter still decides each row.
 //!
-//! Comparisons: only dates and dateTimes so far: a comparison between them
-//! and anything else is an error, so a range within their own tag loses
-//! nothing. Numbers compare across types (an `xsd:integer` bound admits
-//! decimals, doubles and floats held in the vocabulary), which one range of
-//! one tag cannot cover.
+//! Comparisons with dates and dateTimes: a comparison between them and
+//! anything else is an error, so a range within their own tag loses
+//! nothing.
+//!
+//! Comparisons with numbers: numbers compare across types (an integer bound
+//! admits decimals, doubles and floats, some held in the vocabulary), which
+//! one range of one tag cannot cover, so a numeric bound gives a range of
+//! inline integers that the planner applies only to a predicate whose
+//! numeric objects are all inline integers (`bgp::narrowed` checks). The
+//! bound may be an expression of numbers and variables the planner has
+//! values for (`?sim < ?orig + 120` once `?orig` is substituted, see
+//! `seeded_filter`); it is computed in doubles and widened by one, so
+//! rounding never makes the range narrower than the filter.
 //!
 //! Prefixes: `STRSTARTS(?v, "lit")` and a REGEX anchored at the start
 //! (`REGEX(?v, "^lit…")`) hold only for string literals that start with
@@ -25,9 +33,11 @@ use std::ops::Bound;
 use tern_index::{inline, Id, ScanRange, Tag};
 
 /// The variables a filter confines, each with the IDs it may take.
+/// `bound`: values substituted for variables, usable in bounds.
 pub fn from_filter(
     expression: &Expression,
     ctx: &QueryContext,
+    bound: &[(Variable, Id)],
 ) -> Result<Vec<(Variable, ScanRange)>, EngineError> {
     let mut ranges: Vec<(Variable, Id, Id)> = Vec::new();
     let mut narrow = |variable: &Variable, low: Id, high: Id| {
@@ -55,7 +65,15 @@ pub fn from_filter(
             }
             continue;
         }
-        let Some((variable, side, literal)) = comparison(&conjunct) else {
+        let Some((variable, side, other)) = comparison(&conjunct, bound) else {
+            continue;
+        };
+        if let Some(value) = numeric_value(other, bound) {
+            let (low, high) = integer_window(&side, value);
+            narrow(variable, low, high);
+            continue;
+        }
+        let Expression::Literal(literal) = other else {
             continue;
         };
         let Some(id) = ctx.lookup(&Term::Literal(literal.clone()))? else {
@@ -148,8 +166,13 @@ enum Side {
     Near,
 }
 
-/// `?v op literal` or `literal op ?v` with a comparison operator.
-fn comparison(expression: &Expression) -> Option<(&Variable, Side, &oxrdf::Literal)> {
+/// `?v op E` or `E op ?v` with a comparison operator, where `E` is a
+/// literal or an expression that [`numeric_value`] computes (`?v` itself
+/// is not in `bound`).
+fn comparison<'a>(
+    expression: &'a Expression,
+    bound: &[(Variable, Id)],
+) -> Option<(&'a Variable, Side, &'a Expression)> {
     let (a, b, side_if_variable_left, side_if_variable_right) = match expression {
         Expression::Greater(a, b) | Expression::GreaterOrEqual(a, b) => {
             (a, b, Side::AtLeast, Side::AtMost)
@@ -160,10 +183,95 @@ fn comparison(expression: &Expression) -> Option<(&Variable, Side, &oxrdf::Liter
         Expression::Equal(a, b) => (a, b, Side::Near, Side::Near),
         _ => return None,
     };
+    let is_bound = |v: &Variable| bound.iter().any(|(b, _)| b == v);
+    let fits =
+        |e: &Expression| matches!(e, Expression::Literal(_)) || numeric_value(e, bound).is_some();
     match (a.as_ref(), b.as_ref()) {
-        (Expression::Variable(v), Expression::Literal(l)) => Some((v, side_if_variable_left, l)),
-        (Expression::Literal(l), Expression::Variable(v)) => Some((v, side_if_variable_right, l)),
+        (Expression::Variable(v), other) if !is_bound(v) && fits(other) => {
+            Some((v, side_if_variable_left, other))
+        }
+        (other, Expression::Variable(v)) if !is_bound(v) && fits(other) => {
+            Some((v, side_if_variable_right, other))
+        }
         _ => None,
+    }
+}
+
+/// The value of a numeric literal, of a variable bound to an inline number,
+/// or of `+`, `-`, `*` and signs over those, as a double (finite); none for
+/// anything else.
+pub(super) fn numeric_value(expression: &Expression, bound: &[(Variable, Id)]) -> Option<f64> {
+    let value = match expression {
+        Expression::Literal(literal) => {
+            let numeric = [
+                inline::XSD_INTEGER,
+                inline::XSD_DECIMAL,
+                inline::XSD_DOUBLE,
+                oxrdf::vocab::xsd::FLOAT.as_str(),
+            ];
+            if !numeric.contains(&literal.datatype().as_str()) {
+                return None;
+            }
+            literal.value().trim().parse::<f64>().ok()?
+        }
+        Expression::Variable(v) => {
+            let id = bound.iter().find_map(|(b, id)| (b == v).then_some(*id))?;
+            match id.tag() {
+                Tag::Integer => inline::integer_value(id) as f64,
+                Tag::Decimal => inline::decimal_value(id),
+                Tag::Double => inline::double_value(id),
+                _ => return None,
+            }
+        }
+        Expression::Add(a, b) => numeric_value(a, bound)? + numeric_value(b, bound)?,
+        Expression::Subtract(a, b) => numeric_value(a, bound)? - numeric_value(b, bound)?,
+        Expression::Multiply(a, b) => numeric_value(a, bound)? * numeric_value(b, bound)?,
+        Expression::UnaryPlus(a) => numeric_value(a, bound)?,
+        Expression::UnaryMinus(a) => -numeric_value(a, bound)?,
+        _ => return None,
+    };
+    value.is_finite().then_some(value)
+}
+
+/// Whether `expression` has the shape [`numeric_value`] computes once its
+/// variables have values; its variables go to `out` (once each).
+pub(super) fn arithmetic_variables(expression: &Expression, out: &mut Vec<Variable>) -> bool {
+    match expression {
+        Expression::Literal(_) => numeric_value(expression, &[]).is_some(),
+        Expression::Variable(v) => {
+            if !out.contains(v) {
+                out.push(v.clone());
+            }
+            true
+        }
+        Expression::Add(a, b) | Expression::Subtract(a, b) | Expression::Multiply(a, b) => {
+            arithmetic_variables(a, out) && arithmetic_variables(b, out)
+        }
+        Expression::UnaryPlus(a) | Expression::UnaryMinus(a) => arithmetic_variables(a, out),
+        _ => false,
+    }
+}
+
+/// The inline integers a comparison with `value` may let through, widened
+/// past the rounding of `value`'s arithmetic in doubles.
+fn integer_window(side: &Side, value: f64) -> (Id, Id) {
+    let (tag_low, tag_high) = inline::tag_bounds(Tag::Integer);
+    let slack = value.abs() * 1e-12 + 1.0;
+    let at = |x: f64| -> Id {
+        // Beyond the inline range the tag's own end is as far as it goes.
+        if x <= inline::integer_value(tag_low) as f64 {
+            tag_low
+        } else if x >= inline::integer_value(tag_high) as f64 {
+            tag_high
+        } else {
+            inline::integer_id(x as i64).unwrap_or(tag_high)
+        }
+    };
+    let (low, high) = (at((value - slack).floor()), at((value + slack).ceil()));
+    match side {
+        Side::AtLeast => (low, tag_high),
+        Side::AtMost => (tag_low, high),
+        Side::Near => (low, high),
     }
 }
 

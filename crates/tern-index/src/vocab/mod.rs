@@ -19,11 +19,13 @@
 //! memory budget (see [`Vocabulary::set_cache_budget`]).
 
 mod block;
+mod kinds;
 mod reader;
 mod token_code;
 mod writer;
 
 pub use block::{dictionaries, Dictionaries, LONG_KEY};
+pub use kinds::TermKind;
 pub use reader::{Keys, Vocabulary, DEFAULT_CACHE_BYTES};
 pub use writer::VocabWriter;
 

@@ -1,4 +1,5 @@
 use super::block::{BlockDecoder, DecodedBlock, Dictionaries};
+use super::kinds::{KindRuns, TermKind};
 use super::{
     BLOCKS_FILE, DICTIONARY_FILE, FIRSTS_FILE, HEADER, INDEX_FILE, LONG_BLOCKS_FILE,
     LONG_INDEX_FILE, LONG_RECORD, MAGIC, RECORD,
@@ -45,6 +46,8 @@ pub struct Vocabulary {
     dictionary_bytes: u64,
     /// Decoded blocks: main blocks first, then long blocks.
     cache: Mutex<Cache>,
+    /// Each entry's kind, for sorting by ID.
+    kinds: KindRuns,
 }
 
 /// Keys of many entries (see [`Vocabulary::key_refs`]).
@@ -141,6 +144,14 @@ fn fields(bytes: &[u8], record: usize, field: usize) -> Vec<u64> {
 }
 
 impl Vocabulary {
+    /// The kind of entry `index`, without decoding it; none for an index
+    /// written without kinds.
+    pub fn kind_of(&self, index: u64) -> Option<TermKind> {
+        (index < self.entries)
+            .then(|| self.kinds.kind_of(index))
+            .flatten()
+    }
+
     pub fn open(dir: &Path) -> Result<Vocabulary> {
         let index_path = dir.join(INDEX_FILE);
         let index = std::fs::read(&index_path).at(&index_path)?;
@@ -208,6 +219,7 @@ impl Vocabulary {
             return Err(corrupt(LONG_INDEX_FILE, "inconsistent block directory"));
         }
         Ok(Vocabulary {
+            kinds: KindRuns::open(dir)?,
             dir: dir.to_owned(),
             entries,
             main_decoder: BlockDecoder::new(&dictionaries.main),

@@ -1,4 +1,5 @@
 use super::block::{self, BlockEncoder, Dictionaries, FrontCoder};
+use super::kinds::{KindRunsWriter, TermKind};
 use super::{
     BLOCKS_FILE, DICTIONARY_FILE, FIRSTS_FILE, HEADER, INDEX_FILE, LONG_BLOCKS_FILE,
     LONG_INDEX_FILE, LONG_RECORD, MAGIC, RECORD,
@@ -98,6 +99,8 @@ pub struct VocabWriter {
     /// Separator and first long key of the main block being filled.
     separator: Vec<u8>,
     first_long: u64,
+    /// The terms' kinds, for sorting by ID (`kinds`).
+    kinds: KindRunsWriter,
 }
 
 impl VocabWriter {
@@ -167,6 +170,7 @@ impl VocabWriter {
             previous: Vec::new(),
             separator: Vec::new(),
             first_long: 0,
+            kinds: KindRunsWriter::create(dir)?,
         })
     }
 
@@ -177,6 +181,7 @@ impl VocabWriter {
             self.separator = separator(&self.previous, &key, self.entries == 0).to_vec();
             self.first_long = self.long_entries;
         }
+        self.kinds.push(self.entries, TermKind::of_key(&key))?;
         let (stored, long) = block::stored(&key);
         self.main.coder.push(stored, long);
         if long {
@@ -285,6 +290,7 @@ impl VocabWriter {
             .at(&index_path)?;
         debug_assert_eq!(RECORD, 32);
         debug_assert_eq!(LONG_RECORD, 16);
+        self.kinds.finish()?;
         Ok(self.entries)
     }
 }
