@@ -5,11 +5,11 @@
 //! ([`value_range`]).
 //!
 //! BSBM's "products like X" is the case: `X bsbm:productPropertyNumeric1
-//! ?orig1` has one row, and `FILTER(?sim1 < ?orig1 + 120 && ?sim1 > ?orig1
-//! - 120)` then reads only the band of `?sim1` values around it instead of
-//! every candidate product's value, one lookup each (at 100 M triples,
-//! tens of thousands of lookups against two range scans of a few percent
-//! of the products).
+//! ?orig1` has one row, and `FILTER(?sim1 < ?orig1 + 120 && ?sim1 >
+//! ?orig1 - 120)` then reads only the band of `?sim1` values around it
+//! instead of looking up every candidate product's value (at 100 M
+//! triples, tens of thousands of lookups against two range scans of a
+//! fifth to a quarter of the products each).
 //!
 //! Exact by [`correlated`]'s rules: a basic graph pattern binds all its
 //! variables in every solution, so substituting the seed's values into the
