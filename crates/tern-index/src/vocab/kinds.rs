@@ -11,12 +11,17 @@
 //! Literals of XML Schema datatypes (numbers, dates, booleans that are not
 //! in canonical form, so not inline) are "valued": never sorted by ID.
 //!
-//! The file is a sorted list of little-endian u64s, one per run: the run's
-//! first entry, with its kind in the top 3 bits. An index written before
-//! this file existed has none, and nothing is sorted by ID there.
+//! The file is one varint per run: the distance from the previous run's
+//! first entry (from 0 for the first run), times 8, plus the run's kind.
+//! Runs are short where kinds alternate (BSBM's simple and language strings
+//! interleave), so a run mostly costs a byte or two. On opening, every
+//! [`SAMPLE_RUNS`]th run's first entry and offset are kept for binary
+//! search. An index written before this file existed has none, and nothing
+//! is sorted by ID there.
 
 use crate::error::{IoContext, Result};
 use crate::term_key::LITERAL;
+use crate::varint;
 use memmap2::Mmap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -72,14 +77,17 @@ impl TermKind {
     }
 }
 
-const KIND_SHIFT: u32 = 61;
-const ENTRY_MASK: u64 = (1 << KIND_SHIFT) - 1;
+/// One run in this many is sampled for binary search when the file is read.
+const SAMPLE_RUNS: usize = 32;
+const KIND_BITS: u32 = 3;
 
 /// Writes the runs as the vocabulary's keys are pushed, in order.
 pub(crate) struct KindRunsWriter {
     path: PathBuf,
     file: BufWriter<File>,
     last: Option<TermKind>,
+    last_start: u64,
+    buffer: Vec<u8>,
 }
 
 impl KindRunsWriter {
@@ -90,15 +98,20 @@ impl KindRunsWriter {
             path,
             file,
             last: None,
+            last_start: 0,
+            buffer: Vec::with_capacity(10),
         })
     }
 
     /// Entry `index` (the next one) has `kind`.
     pub fn push(&mut self, index: u64, kind: TermKind) -> Result<()> {
         if self.last != Some(kind) {
-            let run = (kind as u64) << KIND_SHIFT | (index & ENTRY_MASK);
-            self.file.write_all(&run.to_le_bytes()).at(&self.path)?;
+            self.buffer.clear();
+            let distance = index - self.last_start;
+            varint::write(distance << KIND_BITS | kind as u64, &mut self.buffer);
+            self.file.write_all(&self.buffer).at(&self.path)?;
             self.last = Some(kind);
+            self.last_start = index;
         }
         Ok(())
     }
@@ -111,38 +124,63 @@ impl KindRunsWriter {
 /// The runs of an open vocabulary (none for an index without the file).
 pub(crate) struct KindRuns {
     runs: Option<Mmap>,
+    /// Every [`SAMPLE_RUNS`]th run: its first entry and its offset.
+    samples: Vec<(u64, usize)>,
 }
 
 impl KindRuns {
     pub fn open(dir: &Path) -> Result<KindRuns> {
         let path = dir.join(KINDS_FILE);
         if !path.exists() {
-            return Ok(KindRuns { runs: None });
+            return Ok(KindRuns {
+                runs: None,
+                samples: Vec::new(),
+            });
         }
         let file = File::open(&path).at(&path)?;
         // SAFETY: index files are written once, renamed into place and never modified.
         let runs = unsafe { Mmap::map(&file) }.at(&path)?;
-        Ok(KindRuns { runs: Some(runs) })
+        let mut samples = Vec::new();
+        let (mut pos, mut start, mut count) = (0, 0u64, 0usize);
+        while pos < runs.len() {
+            let at = pos;
+            // A damaged file: no kinds (nothing relies on them then).
+            let Some(run) = varint::read(&runs, &mut pos) else {
+                return Ok(KindRuns {
+                    runs: None,
+                    samples: Vec::new(),
+                });
+            };
+            start = start.saturating_add(run >> KIND_BITS);
+            if count % SAMPLE_RUNS == 0 {
+                samples.push((start, at));
+            }
+            count += 1;
+        }
+        Ok(KindRuns {
+            runs: Some(runs),
+            samples,
+        })
     }
 
-    /// The kind of entry `index`; none when the index has no runs (or they
-    /// are damaged: then nothing relies on them).
+    /// The kind of entry `index`; none when the index has no runs.
     pub fn kind_of(&self, index: u64) -> Option<TermKind> {
         let runs = self.runs.as_deref()?;
-        let count = runs.len() / 8;
-        let run = |i: usize| u64::from_le_bytes(runs[i * 8..i * 8 + 8].try_into().unwrap());
-        // The last run starting at or before `index`.
-        let (mut low, mut high) = (0, count);
-        while low < high {
-            let middle = (low + high) / 2;
-            if run(middle) & ENTRY_MASK <= index {
-                low = middle + 1;
-            } else {
-                high = middle;
+        // The last sample starting at or before `index`, then the runs
+        // after it up to the last one starting at or before `index`.
+        let sample = self.samples.partition_point(|&(start, _)| start <= index);
+        let (mut start, mut pos) = self.samples[sample.checked_sub(1)?];
+        let mut run = varint::read(runs, &mut pos)?;
+        while pos < runs.len() {
+            let mut next_pos = pos;
+            let next = varint::read(runs, &mut next_pos)?;
+            let next_start = start.saturating_add(next >> KIND_BITS);
+            if next_start > index {
+                break;
             }
+            (start, run, pos) = (next_start, next, next_pos);
         }
-        let found = run(low.checked_sub(1)?);
-        TermKind::from_bits(found >> KIND_SHIFT)
+        TermKind::from_bits(run & ((1 << KIND_BITS) - 1))
     }
 }
 
@@ -191,30 +229,45 @@ mod tests {
     #[test]
     fn runs_answer_for_every_entry() {
         let dir = tempfile::tempdir().unwrap();
-        let kinds = [
+        // Runs of every length, past several samples, long gaps included.
+        let all = [
             TermKind::Iri,
-            TermKind::Iri,
-            TermKind::SimpleLiteral,
-            TermKind::ValuedLiteral,
-            TermKind::SimpleLiteral,
             TermKind::SimpleLiteral,
             TermKind::LanguageLiteral,
+            TermKind::OtherLiteral,
+            TermKind::ValuedLiteral,
         ];
+        let mut kinds = Vec::new();
+        let mut runs = 0;
+        for i in 0..400usize {
+            let length = [1, 1, 2, 7, 300, 1][i % 6];
+            let kind = all[(i * 7 + i / 5) % all.len()];
+            if kinds.last() != Some(&kind) {
+                runs += 1;
+            }
+            kinds.extend(std::iter::repeat_n(kind, length));
+        }
         let mut writer = KindRunsWriter::create(dir.path()).unwrap();
         for (i, &kind) in kinds.iter().enumerate() {
             writer.push(i as u64, kind).unwrap();
         }
         writer.finish().unwrap();
-        let runs = KindRuns::open(dir.path()).unwrap();
+        let read = KindRuns::open(dir.path()).unwrap();
+        assert!(read.samples.len() > 4);
         for (i, &kind) in kinds.iter().enumerate() {
-            assert_eq!(runs.kind_of(i as u64), Some(kind), "entry {i}");
+            assert_eq!(read.kind_of(i as u64), Some(kind), "entry {i}");
         }
-        // 5 runs of 8 bytes.
+        // Past the last entry: the last run's kind (the vocabulary checks
+        // the bound).
+        assert_eq!(read.kind_of(kinds.len() as u64 + 5), kinds.last().copied());
+        // Mostly a byte a run.
         let bytes = std::fs::metadata(dir.path().join(KINDS_FILE))
             .unwrap()
             .len();
-        assert_eq!(bytes, 5 * 8);
+        assert!(bytes < 2 * runs as u64, "{bytes} bytes for {runs} runs");
         let none = tempfile::tempdir().unwrap();
+        assert_eq!(KindRuns::open(none.path()).unwrap().kind_of(0), None);
+        std::fs::write(none.path().join(KINDS_FILE), [0x80]).unwrap();
         assert_eq!(KindRuns::open(none.path()).unwrap().kind_of(0), None);
     }
 }
