@@ -341,12 +341,11 @@ fn ids_in_term_order(
     let Some(first) = first else {
         return true;
     };
-    let kind = (first.tag() == Tag::Vocab)
-        .then(|| kind_of(first))
-        .flatten();
+    // (Only vocabulary terms have a kind.)
+    let kind = kind_of(first);
     let sorts_by_key = matches!(
         kind,
         Some(TermKind::SimpleLiteral | TermKind::LanguageLiteral | TermKind::OtherLiteral)
     );
-    sorts_by_key && all(&|id: Id| resource(id) || (id.tag() == Tag::Vocab && kind_of(id) == kind))
+    sorts_by_key && all(&|id: Id| resource(id) || kind_of(id) == kind)
 }

@@ -293,7 +293,10 @@ impl Planner {
             let index = &self.ctx.index;
             let all = index.count(Permutation::Pos, &[predicate], ScanRange::ALL)?;
             let kept = index.count(Permutation::Pos, &[predicate], range)?;
-            if kept.saturating_mul(RANGE_MAX_SHARE) > all || !self.integer_ranges_fit(predicate)? {
+            // (Its vocabulary literals were counted above.)
+            if kept.saturating_mul(RANGE_MAX_SHARE) > all
+                || self.inline_non_integers(predicate)? > 0
+            {
                 return Ok(PatternRows::new(terms, scope));
             }
         }
@@ -305,15 +308,22 @@ impl Planner {
     /// literals in the vocabulary (a number in another form) and no
     /// inline decimals or doubles.
     pub(super) fn integer_ranges_fit(&self, predicate: Id) -> Result<bool, EngineError> {
+        Ok(
+            self.literal_objects(predicate, Literals::OfVocabulary)? == 0
+                && self.inline_non_integers(predicate)? == 0,
+        )
+    }
+
+    /// How many objects of `predicate` are inline decimals or doubles.
+    fn inline_non_integers(&self, predicate: Id) -> Result<u64, EngineError> {
         let numbers = ScanRange {
             start: Bound::Included(Id::tag_range(Tag::Decimal).0),
             end: Bound::Included(Id::tag_range(Tag::Double).1),
         };
-        let index = &self.ctx.index;
-        Ok(
-            self.literal_objects(predicate, Literals::OfVocabulary)? == 0
-                && index.count(Permutation::Pos, &[predicate], numbers)? == 0,
-        )
+        Ok(self
+            .ctx
+            .index
+            .count(Permutation::Pos, &[predicate], numbers)?)
     }
 
     /// How many objects of `predicate` are literals of the kind asked

@@ -74,7 +74,7 @@ impl Planner {
         // from the seed, and the compared variable is the object of a
         // pattern whose predicate's numbers a range of integers holds.
         let mut narrows = false;
-        for (compared, bounds) in &comparisons {
+        'search: for (compared, bounds) in &comparisons {
             if seeded.contains(compared) || !bounds.iter().all(|v| seeded.contains(v)) {
                 continue;
             }
@@ -88,7 +88,10 @@ impl Planner {
                     continue;
                 }
                 if let Resolved::Constant(p) = self.resolve_constant(&predicate.clone().into())? {
-                    narrows |= self.integer_ranges_fit(p)?;
+                    if self.integer_ranges_fit(p)? {
+                        narrows = true;
+                        break 'search;
+                    }
                 }
             }
         }
@@ -167,13 +170,8 @@ fn compared_pairs(
     let is_bound = |v: &Variable| bound.iter().any(|(b, _)| b == v);
     let mut out = Vec::new();
     for conjunct in super::exists::conjuncts(expr) {
-        let (a, b) = match &conjunct {
-            Expression::Greater(a, b)
-            | Expression::GreaterOrEqual(a, b)
-            | Expression::Less(a, b)
-            | Expression::LessOrEqual(a, b)
-            | Expression::Equal(a, b) => (a.as_ref(), b.as_ref()),
-            _ => continue,
+        let Some((a, b, _, _)) = value_range::operands(&conjunct) else {
+            continue;
         };
         for (side, other) in [(a, b), (b, a)] {
             let Expression::Variable(v) = side else {

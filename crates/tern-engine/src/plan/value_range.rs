@@ -65,16 +65,16 @@ pub fn from_filter(
             }
             continue;
         }
-        let Some((variable, side, other)) = comparison(&conjunct, bound) else {
+        let Some((variable, side, constant)) = comparison(&conjunct, bound) else {
             continue;
         };
-        if let Some(value) = numeric_value(other, bound) {
-            let (low, high) = integer_window(&side, value);
-            narrow(variable, low, high);
-            continue;
-        }
-        let Expression::Literal(literal) = other else {
-            continue;
+        let literal = match constant {
+            Constant::Number(value) => {
+                let (low, high) = integer_window(&side, value);
+                narrow(variable, low, high);
+                continue;
+            }
+            Constant::Literal(literal) => literal,
         };
         let Some(id) = ctx.lookup(&Term::Literal(literal.clone()))? else {
             continue;
@@ -160,20 +160,16 @@ fn regex_prefix(pattern: &str) -> Option<String> {
 }
 
 /// Where a comparison puts the variable relative to the constant.
-enum Side {
+pub(super) enum Side {
     AtLeast,
     AtMost,
     Near,
 }
 
-/// `?v op E` or `E op ?v` with a comparison operator, where `E` is a
-/// literal or an expression that [`numeric_value`] computes (`?v` itself
-/// is not in `bound`).
-fn comparison<'a>(
-    expression: &'a Expression,
-    bound: &[(Variable, Id)],
-) -> Option<(&'a Variable, Side, &'a Expression)> {
-    let (a, b, side_if_variable_left, side_if_variable_right) = match expression {
+/// The two operands of a comparison (`=`, `<`, `<=`, `>`, `>=`) and where
+/// each puts the other: `a > b` has `a` at least `b` and `b` at most `a`.
+pub(super) fn operands(expression: &Expression) -> Option<(&Expression, &Expression, Side, Side)> {
+    Some(match expression {
         Expression::Greater(a, b) | Expression::GreaterOrEqual(a, b) => {
             (a, b, Side::AtLeast, Side::AtMost)
         }
@@ -182,16 +178,41 @@ fn comparison<'a>(
         }
         Expression::Equal(a, b) => (a, b, Side::Near, Side::Near),
         _ => return None,
+    })
+}
+
+/// What a variable is compared with: a number [`numeric_value`] computes,
+/// or another literal.
+enum Constant<'a> {
+    Number(f64),
+    Literal(&'a oxrdf::Literal),
+}
+
+/// `?v op E` or `E op ?v` with a comparison operator, where `E` is a
+/// literal or an expression that [`numeric_value`] computes (`?v` itself
+/// is not in `bound`).
+fn comparison<'a>(
+    expression: &'a Expression,
+    bound: &[(Variable, Id)],
+) -> Option<(&'a Variable, Side, Constant<'a>)> {
+    let (a, b, side_if_variable_left, side_if_variable_right) = operands(expression)?;
+    let constant = |e: &'a Expression| match (numeric_value(e, bound), e) {
+        (Some(value), _) => Some(Constant::Number(value)),
+        (None, Expression::Literal(literal)) => Some(Constant::Literal(literal)),
+        _ => None,
     };
     let is_bound = |v: &Variable| bound.iter().any(|(b, _)| b == v);
-    let fits =
-        |e: &Expression| matches!(e, Expression::Literal(_)) || numeric_value(e, bound).is_some();
-    match (a.as_ref(), b.as_ref()) {
-        (Expression::Variable(v), other) if !is_bound(v) && fits(other) => {
-            Some((v, side_if_variable_left, other))
+    match (a, b) {
+        (Expression::Variable(v), other) if !is_bound(v) => {
+            if let Some(c) = constant(other) {
+                return Some((v, side_if_variable_left, c));
+            }
         }
-        (other, Expression::Variable(v)) if !is_bound(v) && fits(other) => {
-            Some((v, side_if_variable_right, other))
+        _ => {}
+    }
+    match (a, b) {
+        (other, Expression::Variable(v)) if !is_bound(v) => {
+            Some((v, side_if_variable_right, constant(other)?))
         }
         _ => None,
     }

@@ -14,7 +14,7 @@
 //! The file is one varint per run: the distance from the previous run's
 //! first entry (from 0 for the first run), times 8, plus the run's kind.
 //! Runs are short where kinds alternate (BSBM's simple and language strings
-//! interleave), so a run mostly costs a byte or two. On opening, every
+//! interleave), so a run mostly costs a byte or two. On first use, every
 //! [`SAMPLE_RUNS`]th run's first entry and offset are kept for binary
 //! search. An index written before this file existed has none, and nothing
 //! is sorted by ID there.
@@ -26,6 +26,7 @@ use memmap2::Mmap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 pub(crate) const KINDS_FILE: &str = "vocab.kinds";
 
@@ -124,52 +125,56 @@ impl KindRunsWriter {
 /// The runs of an open vocabulary (none for an index without the file).
 pub(crate) struct KindRuns {
     runs: Option<Mmap>,
-    /// Every [`SAMPLE_RUNS`]th run: its first entry and its offset.
-    samples: Vec<(u64, usize)>,
+    /// Every [`SAMPLE_RUNS`]th run: its first entry and its offset; made on
+    /// first use (opening an index reads nothing of the file), empty for a
+    /// damaged file.
+    samples: OnceLock<Vec<(u64, usize)>>,
 }
 
 impl KindRuns {
     pub fn open(dir: &Path) -> Result<KindRuns> {
         let path = dir.join(KINDS_FILE);
-        if !path.exists() {
-            return Ok(KindRuns {
-                runs: None,
-                samples: Vec::new(),
-            });
-        }
-        let file = File::open(&path).at(&path)?;
-        // SAFETY: index files are written once, renamed into place and never modified.
-        let runs = unsafe { Mmap::map(&file) }.at(&path)?;
-        let mut samples = Vec::new();
-        let (mut pos, mut start, mut count) = (0, 0u64, 0usize);
-        while pos < runs.len() {
-            let at = pos;
-            // A damaged file: no kinds (nothing relies on them then).
-            let Some(run) = varint::read(&runs, &mut pos) else {
-                return Ok(KindRuns {
-                    runs: None,
-                    samples: Vec::new(),
-                });
-            };
-            start = start.saturating_add(run >> KIND_BITS);
-            if count % SAMPLE_RUNS == 0 {
-                samples.push((start, at));
-            }
-            count += 1;
-        }
+        let runs = if path.exists() {
+            let file = File::open(&path).at(&path)?;
+            // SAFETY: index files are written once, renamed into place and never modified.
+            Some(unsafe { Mmap::map(&file) }.at(&path)?)
+        } else {
+            None
+        };
         Ok(KindRuns {
-            runs: Some(runs),
-            samples,
+            runs,
+            samples: OnceLock::new(),
+        })
+    }
+
+    fn samples(&self, runs: &[u8]) -> &[(u64, usize)] {
+        self.samples.get_or_init(|| {
+            let mut samples = Vec::new();
+            let (mut pos, mut start, mut count) = (0, 0u64, 0usize);
+            while pos < runs.len() {
+                let at = pos;
+                // A damaged file: no kinds (nothing relies on them then).
+                let Some(run) = varint::read(runs, &mut pos) else {
+                    return Vec::new();
+                };
+                start = start.saturating_add(run >> KIND_BITS);
+                if count % SAMPLE_RUNS == 0 {
+                    samples.push((start, at));
+                }
+                count += 1;
+            }
+            samples
         })
     }
 
     /// The kind of entry `index`; none when the index has no runs.
     pub fn kind_of(&self, index: u64) -> Option<TermKind> {
         let runs = self.runs.as_deref()?;
+        let samples = self.samples(runs);
         // The last sample starting at or before `index`, then the runs
         // after it up to the last one starting at or before `index`.
-        let sample = self.samples.partition_point(|&(start, _)| start <= index);
-        let (mut start, mut pos) = self.samples[sample.checked_sub(1)?];
+        let sample = samples.partition_point(|&(start, _)| start <= index);
+        let (mut start, mut pos) = samples[sample.checked_sub(1)?];
         let mut run = varint::read(runs, &mut pos)?;
         while pos < runs.len() {
             let mut next_pos = pos;
@@ -253,7 +258,8 @@ mod tests {
         }
         writer.finish().unwrap();
         let read = KindRuns::open(dir.path()).unwrap();
-        assert!(read.samples.len() > 4);
+        assert_eq!(read.kind_of(0), Some(kinds[0]));
+        assert!(read.samples.get().unwrap().len() > 4);
         for (i, &kind) in kinds.iter().enumerate() {
             assert_eq!(read.kind_of(i as u64), Some(kind), "entry {i}");
         }
