@@ -30,7 +30,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
 
 /// The default builder budget: 40% of this machine's memory.
 pub fn default_memory() -> u64 {
-    let total = std::fs::read_to_string("/proc/meminfo")
+    total_memory() / 5 * 2
+}
+
+/// This machine's memory (4 GiB where /proc/meminfo cannot be read).
+pub fn total_memory() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|m| {
             m.lines()
@@ -41,8 +46,7 @@ pub fn default_memory() -> u64 {
                         .and_then(|kb| kb.parse::<u64>().ok())
                 })
         })
-        .map_or(4 << 30, |kb| kb * 1024);
-    total / 5 * 2
+        .map_or(4 << 30, |kb| kb * 1024)
 }
 
 pub fn human(bytes: u64) -> String {

@@ -53,6 +53,10 @@ struct CacheState {
 /// blocks of 4,096 rows x 4 columns x 8 bytes.
 pub const DEFAULT_BLOCK_CACHE_BYTES: usize = 96 << 20;
 
+/// A full cache evicts this fraction of its blocks at once (see
+/// [`CacheState::make_room`]).
+const EVICTED_AT_ONCE: usize = 8;
+
 /// Ranges whose counts are remembered.
 const COUNTS_KEPT: usize = 4096;
 
@@ -131,17 +135,53 @@ impl BlockCache {
 
 impl CacheState {
     /// Evicts the blocks used longest ago until `size` more bytes fit.
+    /// When it must evict, it evicts an eighth of the blocks (the oldest)
+    /// at once: finding the oldest block walks them all, and a cache of a
+    /// few thousand blocks that a lookup-heavy query keeps missing would
+    /// otherwise walk them all on every miss.
     fn make_room(&mut self, size: usize) {
+        if self.bytes + size <= self.budget {
+            return;
+        }
+        let mut ages: Vec<(u64, (Permutation, usize))> = self
+            .blocks
+            .iter()
+            .map(|(&key, (used, _))| (*used, key))
+            .collect();
+        let batch = (ages.len() / EVICTED_AT_ONCE).max(1).min(ages.len());
+        if batch < ages.len() {
+            ages.select_nth_unstable(batch);
+        }
+        ages.truncate(batch);
+        ages.sort_unstable();
+        let mut oldest = ages.into_iter();
+        while self.bytes + size > self.budget {
+            let Some((_, key)) = oldest.next() else {
+                // The batch freed too little for a larger block: evict
+                // one at a time from what is left.
+                return self.make_room_one_by_one(size);
+            };
+            self.evict(key);
+        }
+        for (_, key) in oldest {
+            self.evict(key);
+        }
+    }
+
+    fn make_room_one_by_one(&mut self, size: usize) {
         while self.bytes + size > self.budget {
             let oldest = self
                 .blocks
                 .iter()
                 .min_by_key(|(_, (used, _))| *used)
                 .map(|(&k, _)| k);
-            let Some((key, (_, columns))) = oldest.and_then(|k| self.blocks.remove_entry(&k))
-            else {
-                break;
-            };
+            let Some(key) = oldest else { break };
+            self.evict(key);
+        }
+    }
+
+    fn evict(&mut self, key: (Permutation, usize)) {
+        if let Some((_, columns)) = self.blocks.remove(&key) {
             let size = block_bytes(&columns);
             self.bytes -= size;
             self.bytes_of[key.0 as usize] -= size;
@@ -428,5 +468,48 @@ impl Iterator for ScanIter {
             return Some(Ok(batch));
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(rows: usize) -> DecodedBlock {
+        Arc::new(vec![vec![0u64; rows]; 4])
+    }
+
+    /// A full cache evicts its oldest eighth at once, never the blocks used
+    /// lately, and stays within its budget however many blocks come.
+    #[test]
+    fn full_cache_evicts_the_oldest_in_batches() {
+        let size = block_bytes(&block(1024));
+        let cache = BlockCache::new(64 * size);
+        for b in 0..64 {
+            cache.insert((Permutation::Pso, b), block(1024));
+        }
+        assert_eq!(cache.bytes(), 64 * size);
+        // Block 0 is used again: the oldest are now 1, 2, ...
+        assert!(cache.get((Permutation::Pso, 0)).is_some());
+        cache.insert((Permutation::Pos, 0), block(1024));
+        assert_eq!(cache.bytes(), 57 * size, "an eighth (8) out, one in");
+        assert!(cache.get((Permutation::Pso, 0)).is_some());
+        for b in 1..=8 {
+            assert!(cache.get((Permutation::Pso, b)).is_none(), "block {b}");
+        }
+        for b in 9..64 {
+            assert!(cache.get((Permutation::Pso, b)).is_some(), "block {b}");
+        }
+        for b in 0..1000 {
+            cache.insert((Permutation::Spo, b), block(1024));
+            assert!(cache.bytes() <= 64 * size);
+        }
+        assert!(cache.get((Permutation::Spo, 999)).is_some());
+        // A block larger than an eighth of the cache still finds room.
+        cache.insert((Permutation::Osp, 0), block(1024 * 20));
+        assert!(cache.get((Permutation::Osp, 0)).is_some());
+        assert!(cache.bytes() <= 64 * size);
+        cache.set_budget(size);
+        assert!(cache.bytes() <= size);
     }
 }
