@@ -369,8 +369,11 @@ class Virtuoso:
     (http_query_bench.py); args needs .nt and .timeout (MaxQueryExecutionTime)."""
 
     def __init__(self, args, directory: Path | None = None, graph: str = GRAPH,
-                 sql_port: int = VIRTUOSO_SQL_PORT, http_port: int = VIRTUOSO_HTTP_PORT):
+                 sql_port: int = VIRTUOSO_SQL_PORT, http_port: int = VIRTUOSO_HTTP_PORT,
+                 buffers: int = 340000):
         self.args = args
+        # 8 KiB pages of its buffer pool (NumberOfBuffers; MaxDirtyBuffers is 3/4 of it).
+        self.buffers = buffers
         self.dir = directory or args.work / "virtuoso"
         self.graph, self.sql_port, self.http_port = graph, sql_port, http_port
         self.load_s = None  # the bulk load's time (ld_dir, rdf_loader_run, checkpoint), when this start loaded
@@ -392,7 +395,8 @@ class Virtuoso:
             ("TempDatabase", "TransactionFile"): f"{d}/virtuoso-temp.trx",
             ("Parameters", "ServerPort"): f"127.0.0.1:{self.sql_port}",
             ("Parameters", "DirsAllowed"): f"., /usr/share/virtuoso-opensource-7/vad, {nt.parent}",
-            ("Parameters", "NumberOfBuffers"): "340000", ("Parameters", "MaxDirtyBuffers"): "250000",
+            ("Parameters", "NumberOfBuffers"): str(self.buffers),
+            ("Parameters", "MaxDirtyBuffers"): str(self.buffers * 3 // 4),
             ("HTTPServer", "ServerPort"): f"127.0.0.1:{self.http_port}",
             # One HTTP thread per client (the default 10 would queue clients 11..50
             # in front of the server, which is not what is measured here).

@@ -16,6 +16,7 @@ use oxrdf::Variable;
 use rustc_hash::FxHashMap;
 use spargebra::algebra::{AggregateExpression, AggregateFunction, Expression};
 use std::sync::Arc;
+use tern_index::inline::integer_id;
 use tern_index::Id;
 
 enum AggregateInput {
@@ -53,27 +54,66 @@ pub struct Group {
     spilled: Option<Box<SpilledParts>>,
     /// Columns of the input's rows.
     input_width: usize,
-    /// The key of the row being added (reused).
-    key: Vec<Id>,
+    /// The key of the row being added (its vector reused).
+    key: GroupKey,
 }
 
 /// Groups being aggregated, in order of first appearance.
+///
+/// A group is a number: its key and its accumulators are found by it in
+/// flat vectors, so that a new group costs no allocation of its own (with
+/// a single key column) and handing groups out walks them in order
+/// without a second hash lookup. BSBM BI Q03 at 100M makes 213 K groups of
+/// 2.3 rows on average, where the cost of a group is the cost of a row.
 #[derive(Default)]
 pub struct Groups {
-    groups: FxHashMap<Vec<Id>, Vec<Accumulator>>,
-    order: Vec<Vec<Id>>,
+    /// The group number of each key.
+    index: FxHashMap<GroupKey, u32>,
+    /// Each group's key, by group number.
+    keys: Vec<GroupKey>,
+    /// Each group's accumulators, one after another by group number.
+    accumulators: Vec<Accumulator>,
     /// What the accumulators keep (DISTINCT sets, GROUP_CONCAT text).
     held: usize,
 }
 
+/// The values of a group's key columns: one ID without an allocation
+/// (most GROUP BYs have one variable), or several.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum GroupKey {
+    One(Id),
+    Many(Vec<Id>),
+}
+
+impl GroupKey {
+    fn values(&self) -> &[Id] {
+        match self {
+            GroupKey::One(id) => std::slice::from_ref(id),
+            GroupKey::Many(ids) => ids,
+        }
+    }
+}
+
+impl Groups {
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Adds a group (its key not yet held) with these accumulators.
+    fn push(&mut self, key: GroupKey, accumulators: impl IntoIterator<Item = Accumulator>) {
+        self.index.insert(key.clone(), self.keys.len() as u32);
+        self.keys.push(key);
+        self.accumulators.extend(accumulators);
+    }
+}
+
 impl crate::suspend::StashSize for Groups {
-    /// Keys twice (map and order) and an estimate per accumulator.
+    /// Keys twice (map and list) and an estimate per accumulator.
     fn stash_bytes(&self) -> usize {
         self.held
-            + self
-                .order
-                .first()
-                .map_or(0, |k| self.order.len() * (2 * (k.len() * 8 + 24) + 64))
+            + self.keys.first().map_or(0, |k| {
+                self.keys.len() * (2 * (k.values().len() * 8 + 24) + 64)
+            })
     }
 }
 
@@ -159,24 +199,20 @@ impl Group {
             partial: Groups::default(),
             spilled: None,
             input_width: input_variables.len(),
-            key: Vec::new(),
+            key: GroupKey::Many(Vec::new()),
         }
     }
 
-    fn accumulators(&self) -> Vec<Accumulator> {
-        self.aggregates
-            .iter()
-            .map(|(a, input)| match a {
-                AggregateExpression::CountSolutions { distinct } => {
-                    Accumulator::count_star(*distinct)
-                }
-                // A column's DISTINCT is done on IDs (`Accumulator::first_id`).
-                AggregateExpression::FunctionCall { name, distinct, .. } => Accumulator::new(
-                    name,
-                    *distinct && matches!(input, AggregateInput::Expression(_)),
-                ),
-            })
-            .collect()
+    /// A new group's accumulators.
+    fn accumulators(&self) -> impl Iterator<Item = Accumulator> + '_ {
+        self.aggregates.iter().map(|(a, input)| match a {
+            AggregateExpression::CountSolutions { distinct } => Accumulator::count_star(*distinct),
+            // A column's DISTINCT is done on IDs (`Accumulator::first_id`).
+            AggregateExpression::FunctionCall { name, distinct, .. } => Accumulator::new(
+                name,
+                *distinct && matches!(input, AggregateInput::Expression(_)),
+            ),
+        })
     }
 }
 
@@ -229,7 +265,12 @@ impl Operator for Group {
             Some(input) => (AGGREGATING, vec![input.save(stash)?]),
             None if reading_part => (READING_PART, Vec::new()),
             None => {
-                partial.order.drain(..self.handed_out);
+                // Only the groups not handed out are kept, in order; no
+                // row is added to them any more.
+                let per_group = self.aggregates.len();
+                partial.keys.drain(..self.handed_out);
+                partial.accumulators.drain(..self.handed_out * per_group);
+                partial.index.clear();
                 (DONE, Vec::new())
             }
         };
@@ -318,9 +359,8 @@ impl Group {
             }
         }
         // Without GROUP BY, an empty input still makes one (empty) group.
-        if partial.groups.is_empty() && self.key_columns.is_empty() {
-            partial.order.push(Vec::new());
-            partial.groups.insert(Vec::new(), self.accumulators());
+        if partial.len() == 0 && self.key_columns.is_empty() {
+            partial.push(GroupKey::Many(Vec::new()), self.accumulators());
         }
         self.partial = partial;
         Ok(Read::Ended)
@@ -354,15 +394,26 @@ impl Group {
     /// Hands out the next batch of the groups of the source that ended.
     fn hand_out(&mut self) -> Result<Option<Batch>, EngineError> {
         self.ctx.check()?;
-        let Groups { groups, order, .. } = &mut self.partial;
-        let end = (self.handed_out + super::BATCH_ROWS).min(order.len());
+        let per_group = self.aggregates.len();
+        let groups = &mut self.partial;
+        let end = (self.handed_out + super::BATCH_ROWS).min(groups.len());
         let mut batch = Batch::with_columns(self.variables.len());
-        for key in &mut order[self.handed_out..end] {
-            let accumulators = groups
-                .remove(key.as_slice())
-                .expect("every key has a group");
-            let mut row = std::mem::take(key);
-            for acc in accumulators {
+        let mut row = Vec::with_capacity(self.variables.len());
+        for g in self.handed_out..end {
+            row.clear();
+            row.extend_from_slice(groups.keys[g].values());
+            for acc in &mut groups.accumulators[g * per_group..(g + 1) * per_group] {
+                // A count is an inline integer: no literal made and
+                // interned for it.
+                if let Some(id) = acc
+                    .count()
+                    .and_then(|n| i64::try_from(n).ok())
+                    .and_then(integer_id)
+                {
+                    row.push(id);
+                    continue;
+                }
+                let acc = std::mem::replace(acc, Accumulator::count_star(false));
                 row.push(match acc.finish() {
                     Some(term) => self.ctx.intern(&term)?,
                     None => Id::UNDEFINED,
@@ -384,7 +435,7 @@ impl Group {
 impl Group {
     /// What the groups' keys and their accumulators hold.
     fn group_bytes(&self, groups: &Groups) -> u64 {
-        (groups.groups.len() * (self.variables.len() * 64 + 64) + groups.held) as u64
+        (groups.len() * (self.variables.len() * 64 + 64) + groups.held) as u64
     }
 
     /// Charges the groups; when they would not fit twice over (and there
@@ -440,23 +491,32 @@ impl Group {
     /// Adds row number `i` of a batch to its group: a group held in memory
     /// takes it; a new key makes a group, or goes to disk while spilling.
     fn add_row(&mut self, row: &[Id], groups: &mut Groups, i: usize) -> Result<(), EngineError> {
-        let mut key = std::mem::take(&mut self.key);
-        key.clear();
-        key.extend(
-            self.key_columns
-                .iter()
-                .map(|column| column.map_or(Id::UNDEFINED, |c| row[c])),
-        );
+        let value = |column: &Option<usize>| column.map_or(Id::UNDEFINED, |c| row[c]);
+        let key = match &self.key_columns[..] {
+            [column] => GroupKey::One(value(column)),
+            columns => {
+                let mut key = match std::mem::replace(&mut self.key, GroupKey::Many(Vec::new())) {
+                    GroupKey::Many(key) => key,
+                    GroupKey::One(_) => Vec::new(),
+                };
+                key.clear();
+                key.extend(columns.iter().map(value));
+                GroupKey::Many(key)
+            }
+        };
+        let per_group = self.aggregates.len();
         // One lookup for a group seen before (most rows).
-        if let Some(accumulators) = groups.groups.get_mut(key.as_slice()) {
+        if let Some(&g) = groups.index.get(&key) {
+            let g = g as usize;
+            let accumulators = &mut groups.accumulators[g * per_group..(g + 1) * per_group];
             self.accumulate(row, accumulators, &mut groups.held)?;
         } else if let Some(spilled) = self.spilled.as_mut().filter(|s| s.spilling()) {
             spilled.push(row)?;
         } else {
-            let mut accumulators = self.accumulators();
-            self.accumulate(row, &mut accumulators, &mut groups.held)?;
-            groups.groups.insert(key.clone(), accumulators);
-            groups.order.push(key.clone());
+            let g = groups.len();
+            groups.push(key.clone(), self.accumulators());
+            let accumulators = &mut groups.accumulators[g * per_group..];
+            self.accumulate(row, accumulators, &mut groups.held)?;
         }
         self.key = key;
         if i % 1024 == 1023 {

@@ -234,6 +234,16 @@ impl Accumulator {
         }
     }
 
+    /// The count of a `COUNT` (with or without DISTINCT), final as it
+    /// stands; `None` for the other aggregates. A grouping hands it out
+    /// as an ID without making its literal.
+    pub fn count(&self) -> Option<u64> {
+        match self.state {
+            State::Count(count) | State::CountRows { count, .. } => Some(count),
+            _ => None,
+        }
+    }
+
     /// The aggregate's value; `None` for an error (or `MIN`/`MAX`/`SAMPLE`
     /// of no value).
     pub fn finish(self) -> Option<Term> {
