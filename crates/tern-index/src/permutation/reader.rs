@@ -135,8 +135,9 @@ impl BlockCache {
 
 impl CacheState {
     /// Evicts the blocks used longest ago until `size` more bytes fit.
-    /// When it must evict, it evicts an eighth of the blocks (the oldest)
-    /// at once: finding the oldest block walks them all, and a cache of a
+    /// When it must evict, it evicts at least the oldest eighth of the
+    /// blocks at once (more if `size` needs it): finding the oldest block
+    /// walks them all, and a cache of a
     /// few thousand blocks that a lookup-heavy query keeps missing would
     /// otherwise walk them all on every miss.
     fn make_room(&mut self, size: usize) {
@@ -148,34 +149,12 @@ impl CacheState {
             .iter()
             .map(|(&key, (used, _))| (*used, key))
             .collect();
-        let batch = (ages.len() / EVICTED_AT_ONCE).max(1).min(ages.len());
-        if batch < ages.len() {
-            ages.select_nth_unstable(batch);
-        }
-        ages.truncate(batch);
         ages.sort_unstable();
-        let mut oldest = ages.into_iter();
-        while self.bytes + size > self.budget {
-            let Some((_, key)) = oldest.next() else {
-                // The batch freed too little for a larger block: evict
-                // one at a time from what is left.
-                return self.make_room_one_by_one(size);
-            };
-            self.evict(key);
-        }
-        for (_, key) in oldest {
-            self.evict(key);
-        }
-    }
-
-    fn make_room_one_by_one(&mut self, size: usize) {
-        while self.bytes + size > self.budget {
-            let oldest = self
-                .blocks
-                .iter()
-                .min_by_key(|(_, (used, _))| *used)
-                .map(|(&k, _)| k);
-            let Some(key) = oldest else { break };
+        let at_least = ages.len() / EVICTED_AT_ONCE;
+        for (evicted, (_, key)) in ages.into_iter().enumerate() {
+            if evicted >= at_least && self.bytes + size <= self.budget {
+                break;
+            }
             self.evict(key);
         }
     }
