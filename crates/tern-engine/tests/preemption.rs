@@ -722,3 +722,80 @@ fn pages_cut_within_a_batch_resume_anywhere() {
         assert_eq!(canonical(out, false), expected, "query {i}: {query}");
     }
 }
+
+/// Joins the planner runs as copies, one per core, each reading morsels
+/// of the driving scan (told to copy whatever the size): index joins, a
+/// hash join whose small side every copy builds, merge joins of a star
+/// (both scans read the same subjects), filters, a group and an anti join
+/// above.
+const COPIED: &[&str] = &[
+    "PREFIX ex: <http://example.org/> SELECT ?a ?b ?n WHERE { ?a ex:knows ?b . ?b ex:name ?n . ?b ex:city ex:city3 }",
+    "PREFIX ex: <http://example.org/> SELECT ?a ?n WHERE { ?a ex:age ?age ; ex:name ?n FILTER(?age > 30) }",
+    "PREFIX ex: <http://example.org/> SELECT ?c (COUNT(*) AS ?n) (AVG(?age) AS ?mean) WHERE { ?a ex:city ?c ; ex:age ?age } GROUP BY ?c",
+    "PREFIX ex: <http://example.org/> SELECT ?a ?b ?e WHERE { ?a ex:knows ?b . ?b ex:email ?e . ?a ex:city ex:city3 }",
+    "PREFIX ex: <http://example.org/> SELECT ?a ?b ?n WHERE { ?a ex:knows ?b ; ex:name ?n FILTER NOT EXISTS { ?b ex:email ?e } }",
+    PARTITIONED,
+];
+
+/// A hash join on the driving scan's variable: each copy builds the part
+/// of the other side that its morsels' subjects can join.
+const PARTITIONED: &str = "PREFIX ex: <http://example.org/> SELECT ?a ?c ?age WHERE { ?a ex:city ?c ; ex:age ?age FILTER(?age > 20 && ?age < 45) }";
+
+/// Copies of a pipeline on several cores give the rows of one pipeline,
+/// run straight through, suspended after random numbers of rows and
+/// resumed through tokens, or paused at every turn end.
+#[test]
+fn pipelines_copied_to_several_cores_give_the_same_results() {
+    let (_tmp, serial) = common::engine_over(
+        "people.nt",
+        &generate(),
+        EngineOptions {
+            cores_per_query: Some(1),
+            ..EngineOptions::default()
+        },
+    );
+    let (_tmp2, parallel) = common::engine_over(
+        "people.nt",
+        &generate(),
+        EngineOptions {
+            // More copies than this machine may have cores: the copies
+            // are tasks of the query pool, whatever its size.
+            cores_per_query: Some(3),
+            parallel_from_rows: Some(0),
+            ..EngineOptions::default()
+        },
+    );
+    for (i, query) in COPIED.iter().enumerate() {
+        let plan = common::plan_text(&parallel, query);
+        assert!(
+            plan.contains("Parallel 3 copies") && plan.contains("(part 3 of 3)"),
+            "query {i} is not copied: {plan}"
+        );
+        assert!(!common::plan_text(&serial, query).contains("Parallel"));
+        if *query == PARTITIONED {
+            assert!(plan.contains("MorselFilter ?a"), "{plan}");
+        }
+        let expected = canonical(uninterrupted(&serial, query), false);
+        assert!(expected.len() >= 40, "query {i} has rows: {query}");
+        assert_eq!(
+            canonical(uninterrupted(&parallel, query), false),
+            expected,
+            "query {i}: {query}"
+        );
+        for (seed, max_run) in [(3u64, 50u64), (11, 2000)] {
+            let stash = Stash::default();
+            let (got, suspensions, _) = suspended(&parallel, query, seed, max_run, &stash);
+            let run = format!("query {i} (seed {seed}, {suspensions} suspensions): {query}");
+            assert_complete(&expected, got, false, suspensions, max_run, &run);
+            assert!(stash.is_empty(), "{run} left stashed state behind");
+        }
+        let stash = Stash::default();
+        let (got, pauses) = in_turns(&parallel, query, 2, &stash);
+        assert_eq!(
+            canonical(got, false),
+            expected,
+            "query {i} paused {pauses} times: {query}"
+        );
+        assert!(stash.is_empty(), "query {i} left stashed state behind");
+    }
+}

@@ -374,6 +374,24 @@ impl Index {
         self.permutation(perm).scan_rows(lo, hi)
     }
 
+    /// Rows cutting a [`scan`](Self::scan) into `parts` of about equal
+    /// rows, at changes of the value after the prefix (see
+    /// [`PermutationReader::split_rows`]).
+    pub fn split_scan(
+        &self,
+        perm: Permutation,
+        prefix: &[Id],
+        range: ScanRange,
+        parts: usize,
+    ) -> Result<Vec<Row>> {
+        match bounds(prefix, range) {
+            None => Ok(Vec::new()),
+            Some((lo, hi)) => self
+                .permutation(perm)
+                .split_rows(&lo, &hi, parts, prefix.len() + 1),
+        }
+    }
+
     /// Repeated small scans of `perm` (see [`Lookup`]); give each
     /// [`bounds`](Self::bounds) of a prefix.
     pub fn lookup(&self, perm: Permutation) -> Lookup {

@@ -26,7 +26,7 @@ pub use error::{IndexError, Result};
 pub use id::{Id, Tag};
 pub use index::{Index, ScanRange, TermRefs};
 pub use meta::{IndexMeta, FORMAT_VERSION};
-pub use permutation::{Batch, Permutation};
+pub use permutation::{Batch, Permutation, Row};
 pub use snapshot::Snapshot;
 pub use stats::{PredicateStats, Statistics};
 pub use store::{Store, StoreOptions, SyncPolicy};

@@ -7,7 +7,7 @@ use crate::delta::{MergedLookup, MergedScan, Runs, VocabView};
 use crate::error::{IndexError, Result};
 use crate::index::{Index, ScanRange, TermRefs};
 use crate::meta::IndexMeta;
-use crate::permutation::Permutation;
+use crate::permutation::{Permutation, Row};
 use crate::stats::{PredicateStats, Statistics};
 use crate::term_key::{self, Classified};
 use crate::{Id, Tag};
@@ -270,6 +270,44 @@ impl Snapshot {
         let base = self.base.scan(perm, prefix, range);
         let (lo, hi) = Index::bounds(prefix, range).unwrap_or(([u64::MAX; 4], [0; 4]));
         MergedScan::new(base, &self.delta.runs, perm, &lo, &hi)
+    }
+
+    /// The rows `r` with `lo <= r <= hi` of `perm`, changes merged in: one
+    /// morsel of a scan cut by [`split_scan`](Self::split_scan).
+    pub fn scan_between(&self, perm: Permutation, lo: Row, hi: Row) -> MergedScan {
+        let base = self.base.permutation(perm).scan_rows(lo, hi);
+        MergedScan::new(base, &self.delta.runs, perm, &lo, &hi)
+    }
+
+    /// Rows that cut a [`scan`](Self::scan) into `parts` of about equal
+    /// rows of the base index, at changes of the value after the prefix
+    /// (changes do not move the cuts: any cuts partition the scan).
+    pub fn split_scan(
+        &self,
+        perm: Permutation,
+        prefix: &[Id],
+        range: ScanRange,
+        parts: usize,
+    ) -> Result<Vec<Row>> {
+        self.base.split_scan(perm, prefix, range, parts)
+    }
+
+    /// The first and the last row of a [`scan`](Self::scan), when the
+    /// snapshot has no changes (`None` then if it has no rows; with
+    /// changes, always `None`: inserted rows may lie beyond the base's).
+    pub fn scan_ends(
+        &self,
+        perm: Permutation,
+        prefix: &[Id],
+        range: ScanRange,
+    ) -> Result<Option<(Row, Row)>> {
+        if !self.delta.runs.is_empty() {
+            return Ok(None);
+        }
+        match Index::bounds(prefix, range) {
+            None => Ok(None),
+            Some((lo, hi)) => self.base.permutation(perm).ends(&lo, &hi),
+        }
     }
 
     /// Repeated small scans of `perm` (see [`Index::lookup`]).

@@ -26,6 +26,9 @@ pub struct QueryArgs {
     /// Directory for what does not fit in --memory (default: TMPDIR).
     #[arg(long)]
     spill_dir: Option<std::path::PathBuf>,
+    /// Most cores the query uses at once (default: all).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    cores: Option<u16>,
     #[command(flatten)]
     cache: crate::cache::CacheArgs,
     /// Run the query, discard its results and print the plan with runtime
@@ -68,6 +71,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
             timeout: args.timeout,
             memory_budget: args.memory,
             spill_dir: args.spill_dir.clone(),
+            cores_per_query: args.cores.map(usize::from),
             inference: tern_engine::InferenceMode {
                 regime: args.inference.unwrap_or_default(),
                 same_as: args.sameas.unwrap_or_default(),

@@ -90,6 +90,11 @@ pub struct ServeArgs {
     /// directory, TMPDIR). The files have no names and go with the query.
     #[arg(long)]
     spill_dir: Option<std::path::PathBuf>,
+    /// Most cores one query uses at once (default: all). Large joins run as
+    /// copies on several cores; with many clients, 1 leaves the other cores
+    /// to other queries.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    cores_per_query: Option<u16>,
     #[command(flatten)]
     cache: crate::cache::CacheArgs,
     /// Longest accepted query, in bytes (413 beyond).
@@ -269,6 +274,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             },
             schema_graph: args.schema_graph.clone(),
             spill_dir: args.spill_dir.clone(),
+            cores_per_query: args.cores_per_query.map(usize::from),
             ..EngineOptions::default()
         },
     );

@@ -17,6 +17,12 @@ pub struct Limits {
     /// Where sorts, groups and joins whose state would not fit in the
     /// memory budget write it (default: the system's temporary directory).
     pub spill_dir: Option<std::path::PathBuf>,
+    /// Most cores one query's operators use at once (`None`: all of the
+    /// query pool's).
+    pub cores: Option<usize>,
+    /// Rows a pipeline is expected to pass before it is run as copies on
+    /// several cores (`None`: the planner's default).
+    pub parallel_from_rows: Option<u64>,
 }
 
 /// Stops a running query from another thread (a client went away, an

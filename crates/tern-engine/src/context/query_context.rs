@@ -7,7 +7,7 @@ use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Term;
 use rustc_hash::FxHashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tern_index::{Id, Snapshot, Tag};
@@ -62,6 +62,9 @@ pub struct QueryContext {
     started: Instant,
     memory: Arc<MemoryAccount>,
     spill_dir: std::path::PathBuf,
+    /// Cores the query's operators may use at once.
+    cores: usize,
+    parallel_from_rows: Option<u64>,
     /// The flag of the request the query runs for now: a query kept running
     /// between pages (see [`rearm`](Self::rearm)) serves one request per page.
     cancel: Mutex<CancelFlag>,
@@ -75,6 +78,10 @@ pub struct QueryContext {
     turn_ends: AtomicU64,
     /// `should_yield` said so this turn already.
     yielded: AtomicBool,
+    /// How many more times `should_yield` may say so this turn: copies of
+    /// a pipeline running side by side each need to hear the end of the
+    /// turn (see [`share_turn_end`](Self::share_turn_end)).
+    extra_yields: AtomicUsize,
     pub base_iri: Option<oxiri::Iri<String>>,
     /// NOW(), read from the clock at its first use: most queries never
     /// ask, and turning the clock into an xsd:dateTime costs a microsecond.
@@ -99,6 +106,8 @@ impl QueryContext {
             cancel,
             shared_memory,
             spill_dir,
+            cores,
+            parallel_from_rows,
         } = limits;
         QueryContext {
             index,
@@ -108,11 +117,14 @@ impl QueryContext {
             started: Instant::now(),
             memory: Arc::new(MemoryAccount::new(memory_budget, shared_memory)),
             spill_dir: spill_dir.unwrap_or_else(std::env::temp_dir),
+            cores: cores.unwrap_or_else(rayon::current_num_threads).max(1),
+            parallel_from_rows,
             cancel: Mutex::new(cancel),
             timeout_from: AtomicU64::new(0),
             timeout: AtomicU64::new(timeout_nanos(timeout)),
             turn_ends: AtomicU64::new(NO_TURN),
             yielded: AtomicBool::new(false),
+            extra_yields: AtomicUsize::new(0),
             base_iri,
             now: now.map_or_else(std::sync::OnceLock::new, std::sync::OnceLock::from),
             synonyms: std::sync::OnceLock::new(),
@@ -173,7 +185,21 @@ impl QueryContext {
     /// that asked again instead would swallow the signal: nobody else hears
     /// it this turn, and the turn runs on until the query ends.
     pub fn should_yield(&self) -> bool {
-        self.turn_over() && !self.yielded.swap(true, Ordering::Relaxed)
+        self.turn_over()
+            && (!self.yielded.swap(true, Ordering::Relaxed)
+                || self
+                    .extra_yields
+                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+                    .is_ok())
+    }
+
+    /// While `copies` copies of a pipeline make a batch each side by side
+    /// (`ParallelPipelines`), each may hear the end of the turn: one that
+    /// did not would work on alone (a hash join's build side to its end).
+    /// The copies' pauses then go up as one. `0` when the round is over.
+    pub fn share_turn_end(&self, copies: usize) {
+        self.extra_yields
+            .store(copies.saturating_sub(1), Ordering::Relaxed);
     }
 
     /// For an operator whose input paused (returned an empty batch) and
@@ -219,6 +245,18 @@ impl QueryContext {
     }
 
     /// Where the query writes what does not fit in memory.
+    /// Cores the query's operators may use at once: copies of a pipeline
+    /// (`ParallelPipelines`) and an index join's lookups of a batch.
+    pub fn cores(&self) -> usize {
+        self.cores
+    }
+
+    /// Rows a pipeline is expected to pass before it is copied to several
+    /// cores, if the engine was told.
+    pub fn parallel_from_rows(&self) -> Option<u64> {
+        self.parallel_from_rows
+    }
+
     pub fn spill_dir(&self) -> &std::path::Path {
         &self.spill_dir
     }

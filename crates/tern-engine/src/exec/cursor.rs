@@ -44,6 +44,10 @@ pub struct RowCursor {
     before_batch: Option<OperatorState>,
     /// Rows of the next batch already used before a suspension.
     replayed: usize,
+    /// Batches read from the input so far, so that a reader can tell a new
+    /// batch from the one it was working on (an index join looks up a new
+    /// batch's bindings together).
+    batches_read: u64,
 }
 
 impl RowCursor {
@@ -55,7 +59,13 @@ impl RowCursor {
             done: false,
             before_batch: None,
             replayed: 0,
+            batches_read: 0,
         }
+    }
+
+    /// Batches read from the input so far.
+    pub fn batches_read(&self) -> u64 {
+        self.batches_read
     }
 
     /// The next row, reading the next batch of the input when needed.
@@ -86,6 +96,7 @@ impl RowCursor {
             self.before_batch = self.input.checkpoint();
             self.batch = self.input.next_batch()?;
             self.done = self.batch.is_none();
+            self.batches_read += 1;
             self.pos = 0;
             let len = self.batch.as_ref().map_or(0, |b| b.len);
             // An empty batch (the input's turn ended) is not the one to

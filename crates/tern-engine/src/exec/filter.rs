@@ -67,29 +67,40 @@ impl Operator for Filter {
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
-        loop {
-            let Some(batch) = self.input.next_batch()? else {
-                return Ok(None);
-            };
-            self.ctx.check()?;
-            let keep = if self.condition.on_ids() {
+        let condition = &self.condition;
+        next_kept(&mut self.input, &self.ctx, |batch| {
+            if condition.on_ids() {
                 let mut row = Vec::with_capacity(batch.columns.len());
                 (0..batch.len)
                     .map(|i| {
                         batch.row_into(i, &mut row);
-                        self.condition.is_true(&row)
+                        condition.is_true(&row)
                     })
-                    .collect::<Result<Vec<bool>, _>>()?
+                    .collect()
             } else {
-                super::map_rows(&batch, |row| self.condition.is_true(row))?
-            };
-            let out = batch.select(&keep);
-            // Nothing kept: go on, unless the input paused or the turn is
-            // over (a selective filter over a long input must not hold the
-            // worker until it finds a row).
-            if out.len > 0 || batch.len == 0 || self.ctx.should_yield() {
-                return Ok(Some(out));
+                super::map_rows(batch, |row| condition.is_true(row))
             }
+        })
+    }
+}
+
+/// The next batch of `input`'s rows that `keep` keeps. A batch with none
+/// kept is not handed on (batches are never empty), unless the input
+/// paused or the turn is over: a selective filter over a long input must
+/// not hold the worker until it finds a row.
+pub(super) fn next_kept(
+    input: &mut BoxedOperator,
+    ctx: &QueryContext,
+    mut keep: impl FnMut(&Batch) -> Result<Vec<bool>, EngineError>,
+) -> Result<Option<Batch>, EngineError> {
+    loop {
+        let Some(batch) = input.next_batch()? else {
+            return Ok(None);
+        };
+        ctx.check()?;
+        let out = batch.select(&keep(&batch)?);
+        if out.len > 0 || batch.len == 0 || ctx.should_yield() {
+            return Ok(Some(out));
         }
     }
 }

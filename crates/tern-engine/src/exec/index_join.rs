@@ -10,6 +10,9 @@
 //! join then never costs much more than twice the cheaper of the two ways.
 
 use super::cursor::{Filled, RowCursor};
+use super::parallel_lookups::{
+    lookup_binding, LookupKey, ParallelLookups, Readers, PARALLEL_MIN_KEYS,
+};
 use super::pattern_rows::PatternRows;
 use super::profile::OperatorInfo;
 use super::rows::{Solution, Sources};
@@ -23,7 +26,6 @@ use rustc_hash::FxHashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tern_index::Id;
-use tern_index::MergedLookup;
 
 pub struct IndexJoin {
     ctx: Arc<QueryContext>,
@@ -38,7 +40,7 @@ pub struct IndexJoin {
     next_match: usize,
     /// Matches of the bindings looked up lately (left rows often repeat
     /// their values): key → (first row in `found_rows`, count).
-    found: FxHashMap<([PatternTerm; 3], GraphScope), (usize, usize)>,
+    found: FxHashMap<LookupKey, (usize, usize)>,
     found_rows: Vec<Id>,
     pattern_variables: Vec<Variable>,
     /// The pattern as planned, with the variables the left rows bind.
@@ -49,7 +51,16 @@ pub struct IndexJoin {
     sources: Sources,
     /// One per permutation the lookups use, each holding the block it read
     /// last.
-    readers: [Option<MergedLookup>; tern_index::Permutation::COUNT],
+    readers: Readers,
+    /// The lookups of a new left batch, shared among the cores.
+    parallel: ParallelLookups,
+    /// The left batch (as counted by the cursor) whose bindings were
+    /// looked up together.
+    prefetched_batch: u64,
+    /// For each row of that batch from `batch_matches_from` on, its
+    /// matches in the lookup cache, where they were found together.
+    batch_matches: Vec<Option<(usize, usize)>>,
+    batch_matches_from: usize,
     lookups: Arc<AtomicU64>,
     /// Rows a batch it hands out holds at most: fewer at first when only
     /// the first rows will be read (a LIMIT above), so it stops looking up
@@ -110,6 +121,10 @@ impl IndexJoin {
             bound_from,
             sources,
             readers: Default::default(),
+            parallel: ParallelLookups::default(),
+            prefetched_batch: 0,
+            batch_matches: Vec::new(),
+            batch_matches_from: 0,
             lookups: Arc::default(),
             ramp: BatchRamp::default(),
             switch_after: None,
@@ -205,6 +220,7 @@ impl IndexJoin {
         // the pattern mostly gives them so already (the shared variable
         // comes first in its permutation): then nothing is sorted or copied.
         self.found.clear();
+        self.batch_matches.clear();
         if keys.is_sorted() {
             self.found_rows = all;
         } else {
@@ -282,14 +298,102 @@ impl IndexJoin {
         rows: &mut Vec<Id>,
         row_out: &mut [Id],
     ) -> Result<usize, EngineError> {
-        self.lookups.fetch_add(1, Ordering::Relaxed);
-        let pattern = PatternRows::ranged(terms, graph, self.pattern.range_on);
-        let mut found = 0;
-        pattern.lookup(&self.ctx, &mut self.readers, row_out, |row| {
-            rows.extend_from_slice(row);
-            found += 1;
-        })?;
-        Ok(found)
+        lookup_binding(
+            &self.ctx,
+            &mut self.readers,
+            (terms, graph),
+            self.pattern.range_on,
+            rows,
+            row_out,
+            &self.lookups,
+        )
+    }
+
+    /// Looks up, on all cores, the bindings of the current left batch's
+    /// remaining rows that the lookup cache lacks, adds them to it, and
+    /// notes each row's matches in `batch_matches` (see
+    /// `parallel_lookups`). Does nothing for a small batch, a cache that
+    /// holds the whole pattern, or when the lookups would reach the point
+    /// where reading the pattern whole is cheaper: the row-by-row path then
+    /// switches as before.
+    fn look_up_batch(&mut self) -> Result<(), EngineError> {
+        self.batch_matches.clear();
+        if self.complete || self.ctx.cores() < 2 {
+            return Ok(());
+        }
+        let (batch, pos) = self.left.current();
+        if batch.len - pos < PARALLEL_MIN_KEYS {
+            return Ok(());
+        }
+        // Each row's matches: known (cached) or the number of its binding
+        // among those to look up. Left rows come in runs of one value (the
+        // output of a scan or of another join): a run is bound once.
+        let mut left = Vec::new();
+        let mut keys = Vec::new();
+        let mut slots = Vec::with_capacity(batch.len - pos);
+        let mut previous: Option<LookupKey> = None;
+        for i in pos..batch.len {
+            batch.row_into(i, &mut left);
+            let key = self.bind(&left);
+            let slot = match self.found.get(&key) {
+                Some(&range) => Ok(range),
+                None if previous == Some(key) => Err(keys.len() - 1),
+                None => {
+                    keys.push(key);
+                    Err(keys.len() - 1)
+                }
+            };
+            previous = Some(key);
+            slots.push(slot);
+        }
+        if keys.len() < PARALLEL_MIN_KEYS {
+            return Ok(());
+        }
+        if self.pattern.graph == GraphScope::Default {
+            self.worth_reading_whole()?;
+            let done = self.lookups.load(Ordering::Relaxed);
+            if done + keys.len() as u64 >= self.switch_after.unwrap_or(u64::MAX) {
+                return Ok(());
+            }
+        }
+        let width = self.pattern_variables.len();
+        let most_values = LOOKUP_CACHE_ROWS * width.max(1);
+        if self.found_rows.len() > most_values {
+            // The cached ranges of the slots go with it.
+            return Ok(());
+        }
+        let shares = self.parallel.run(
+            &self.ctx,
+            &keys,
+            self.pattern.range_on,
+            width,
+            most_values,
+            &self.lookups,
+        )?;
+        let mut looked_up = vec![None; keys.len()];
+        for share in shares {
+            let mut start = self.found_rows.len() / width.max(1);
+            self.found_rows.extend_from_slice(&share.rows);
+            for (k, &count) in share.counts.iter().enumerate() {
+                let key = share.first_key + k;
+                self.found.insert(keys[key], (start, count));
+                looked_up[key] = Some((start, count));
+                start += count;
+            }
+        }
+        self.batch_matches_from = pos;
+        self.batch_matches = slots
+            .into_iter()
+            .map(|slot| slot.map_or_else(|key| looked_up[key], Some))
+            .collect();
+        self.memory.set((self.found_rows.len() * 8) as u64)
+    }
+
+    /// The matches of the current left row found by
+    /// [`look_up_batch`](Self::look_up_batch), if it found them.
+    fn batch_match(&self, pos: usize) -> Option<(usize, usize)> {
+        let at = pos.checked_sub(self.batch_matches_from)?;
+        self.batch_matches.get(at).copied().flatten()
     }
 }
 
@@ -343,6 +447,7 @@ impl Operator for IndexJoin {
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
         self.found.clear();
         self.found_rows.clear();
+        self.batch_matches.clear();
         self.complete = false;
         self.next_match = self.left.restore_with_matches(state, stash)?;
         Ok(())
@@ -367,10 +472,17 @@ impl Operator for IndexJoin {
                     return Ok((out.len > 0).then_some(out));
                 }
             }
+            if self.left.batches_read() != self.prefetched_batch {
+                self.prefetched_batch = self.left.batches_read();
+                self.look_up_batch()?;
+            }
             let (batch, pos) = self.left.current();
             batch.row_into(pos, &mut left);
             let key = self.bind(&left);
-            let cached = self.found.get(&key).copied();
+            let cached = match self.batch_match(pos) {
+                Some(range) => Some(range),
+                None => self.found.get(&key).copied(),
+            };
             let (first, count) = match cached {
                 Some(range) => range,
                 // Every binding of the pattern is there (unless the left
@@ -386,6 +498,7 @@ impl Operator for IndexJoin {
                     {
                         self.found.clear();
                         self.found_rows.clear();
+                        self.batch_matches.clear();
                     }
                     if self.found.len() % LOOKUPS_PER_CHECK == LOOKUPS_PER_CHECK - 1 {
                         self.ctx.check()?;

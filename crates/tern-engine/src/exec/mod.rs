@@ -31,8 +31,11 @@ mod literal_buckets;
 mod measured;
 mod merge_join;
 mod minus;
+mod morsel_filter;
 mod operator;
 mod order_by;
+mod parallel_lookups;
+mod parallel_pipelines;
 mod path;
 mod pattern_rows;
 mod profile;
@@ -72,11 +75,13 @@ pub use left_join::LeftJoin;
 pub use measured::Measured;
 pub use merge_join::MergeJoin;
 pub use minus::Minus;
+pub use morsel_filter::MorselFilter;
 pub use operator::{
     bound_variable_list, join_detail, restore_materialized, save_materialized, variable_list,
     BoxedOperator, Operator,
 };
 pub use order_by::OrderBy;
+pub use parallel_pipelines::ParallelPipelines;
 pub use path::PathScan;
 pub use pattern_rows::PatternRows;
 pub use profile::{PlanProfile, Profile};

@@ -13,7 +13,7 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use tern_index::Id;
-use tern_index::MergedScan;
+use tern_index::{MergedScan, Row};
 
 /// One position of a triple pattern (ordered constants first, then
 /// variables: the lookup cache sorts bindings by it).
@@ -49,6 +49,14 @@ pub struct Scan {
     /// For each output column, the stored column it is a copy of, when
     /// batches can be copied whole (see [`PatternRows::stored_columns`]).
     stored_columns: Option<Vec<usize>>,
+    /// In a copy of a pipeline for one core (see [`Scan::part`]): the
+    /// morsels of the pattern's rows it reads, one after the other, the
+    /// one it is reading, and which copy of how many it is (for EXPLAIN).
+    morsels: Vec<(Row, Row)>,
+    morsel: usize,
+    part: Option<(usize, usize)>,
+    /// Blocks read by the morsels before the current one.
+    blocks_before: u64,
 }
 
 impl Scan {
@@ -65,6 +73,46 @@ impl Scan {
         let iter = ctx
             .index
             .scan(pattern.perm, pattern.prefix(), pattern.scan_range);
+        Scan::reading(ctx, variables, pattern, iter)
+    }
+
+    /// The rows of `pattern` in `morsels` only (each the index rows from
+    /// its first to its last, both included), read one morsel after the
+    /// other: the part `part.0` of `part.1` copies of a pipeline that
+    /// together read the pattern, each on a core (`ParallelPipelines`).
+    pub fn part(
+        ctx: Arc<QueryContext>,
+        variables: Vec<Variable>,
+        pattern: PatternRows,
+        morsels: Vec<(Row, Row)>,
+        part: (usize, usize),
+    ) -> Scan {
+        let (lo, hi) = morsels.first().copied().unwrap_or(([u64::MAX; 4], [0; 4]));
+        let iter = ctx.index.scan_between(pattern.perm, lo, hi);
+        let mut scan = Scan::reading(ctx, variables, pattern, iter);
+        scan.morsels = morsels;
+        scan.part = Some(part);
+        scan
+    }
+
+    /// Moves on to morsel `morsel` (of a copy's scan); false past the last.
+    fn start_morsel(&mut self, morsel: usize) -> bool {
+        let Some(&(lo, hi)) = self.morsels.get(morsel) else {
+            return false;
+        };
+        self.blocks_before += self.iter.blocks_read();
+        self.iter = self.ctx.index.scan_between(self.pattern.perm, lo, hi);
+        self.morsel = morsel;
+        self.last_row = None;
+        true
+    }
+
+    fn reading(
+        ctx: Arc<QueryContext>,
+        variables: Vec<Variable>,
+        pattern: PatternRows,
+        iter: MergedScan,
+    ) -> Scan {
         let stored_columns = pattern.stored_columns(&ctx, variables.len());
         Scan {
             ctx,
@@ -75,6 +123,10 @@ impl Scan {
             last_row: None,
             blocks_read: Arc::default(),
             stored_columns,
+            morsels: Vec::new(),
+            morsel: 0,
+            part: None,
+            blocks_before: 0,
         }
     }
 
@@ -94,8 +146,12 @@ impl Scan {
     }
 
     /// The last row read (and triple produced, when graphs are merged).
+    /// A copy's scan puts the morsel it reads first.
     fn position(&self) -> OperatorState {
-        let mut numbers = Vec::with_capacity(7);
+        let mut numbers = Vec::with_capacity(8);
+        if self.part.is_some() {
+            numbers.push(self.morsel as u64);
+        }
         if let Some(row) = self.last_row {
             numbers.extend_from_slice(&row);
             if let Some(triple) = self.last_triple {
@@ -150,9 +206,13 @@ impl Operator for Scan {
             let range = self.pattern.scan_range;
             format!(" reading {} to {}", bound(range.start), bound(range.end))
         };
+        let part = match self.part {
+            Some((part, parts)) => format!(" (part {} of {parts})", part + 1),
+            None => String::new(),
+        };
         OperatorInfo {
             name: "Scan",
-            detail: format!("{order} {}{graph}{range}", terms.join(" ")),
+            detail: format!("{order} {}{graph}{range}{part}", terms.join(" ")),
             blocks_read: Some(self.blocks_read.clone()),
         }
     }
@@ -168,7 +228,17 @@ impl Operator for Scan {
     }
 
     fn restore(&mut self, state: OperatorState, _: &Stash) -> Result<(), EngineError> {
-        let numbers = &state.numbers;
+        let mut numbers = &state.numbers[..];
+        if self.part.is_some() {
+            let Some((&morsel, rest)) = numbers.split_first() else {
+                return Err(bad_state("a morsel scan's position has no morsel"));
+            };
+            let morsel = usize::try_from(morsel).map_err(|_| bad_state("morsel"))?;
+            if !self.start_morsel(morsel) {
+                return Err(bad_state("a morsel scan's morsel is past its last"));
+            }
+            numbers = rest;
+        }
         match numbers.len() {
             0 => return Ok(()),
             4 | 7 => {}
@@ -192,11 +262,16 @@ impl Operator for Scan {
         loop {
             self.ctx.check()?;
             let Some(rows) = self.iter.next() else {
+                if self.start_morsel(self.morsel + 1) {
+                    continue;
+                }
                 return Ok(None);
             };
             let mut rows = rows?;
-            self.blocks_read
-                .store(self.iter.blocks_read(), Ordering::Relaxed);
+            self.blocks_read.store(
+                self.blocks_before + self.iter.blocks_read(),
+                Ordering::Relaxed,
+            );
             if !rows.is_empty() {
                 self.last_row = Some(rows.row(rows.len() - 1));
             }

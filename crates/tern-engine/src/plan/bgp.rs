@@ -10,8 +10,8 @@ use super::planner::{GraphContext, Planner};
 use super::union_leaf::{ResolvedLeaf, UnionLeafShape};
 use crate::context::QueryContext;
 use crate::exec::{
-    BoxedOperator, Filter, GraphScope, HashJoin, IndexJoin, Measured, MergeJoin, PatternRows,
-    PatternTerm, Scan, UnionIndexJoin, Values,
+    BoxedOperator, Filter, GraphScope, HashJoin, IndexJoin, Measured, MergeJoin, MorselFilter,
+    PatternRows, PatternTerm, Scan, UnionIndexJoin, Values,
 };
 use crate::expr::{blank_variable, expression_variables, Scope};
 use crate::EngineError;
@@ -199,12 +199,18 @@ impl Planner {
         };
         let estimator = join_order::Estimator::new(&estimates, &sampled);
         let scope = self.scope(graph);
-        let mut placed = |operator: BoxedOperator| filters.place(&self.ctx, operator, &scope);
         let leaves = Leaves {
             scans: &scans,
             unions: &resolved,
             graph,
+            morsel: None,
         };
+        if let Some(parallel) =
+            self.parallel_join_tree(&tree, &leaves, &estimator, filters, &scope)?
+        {
+            return Ok(parallel);
+        }
+        let mut placed = |operator: BoxedOperator| filters.place(&self.ctx, operator, &scope);
         self.build_join_tree(&tree, &leaves, &estimator, &mut placed)
     }
 
@@ -418,10 +424,17 @@ impl Planner {
         let operator: BoxedOperator = match tree {
             JoinTree::Scan(i) => {
                 let scan = match leaves.get(*i) {
-                    Leaf::Pattern((rows, variables, pattern)) => {
-                        let scan = Box::new(Scan::of(ctx.clone(), variables.clone(), *pattern));
-                        Measured::new(scan, Some(*rows))
-                    }
+                    Leaf::Pattern((rows, variables, pattern)) => match leaves.morsel_of(*i) {
+                        Some((morsels, part)) => {
+                            let (variables, pattern) = (variables.clone(), *pattern);
+                            let scan = Scan::part(ctx.clone(), variables, pattern, morsels, part);
+                            Measured::new(Box::new(scan), Some(rows / part.1 as u64))
+                        }
+                        _ => {
+                            let scan = Box::new(Scan::of(ctx.clone(), variables.clone(), *pattern));
+                            Measured::new(scan, Some(*rows))
+                        }
+                    },
                     Leaf::Union(leaf) => {
                         let union = self.plan_union_scan(leaf, leaves.graph)?;
                         Measured::new(union, Some(leaf.rows()))
@@ -437,7 +450,13 @@ impl Planner {
                 let probe = build(probe)?;
                 match self.lookup_for_first_rows(build_side, leaves, probe.variables()) {
                     Some(i) => self.index_join(probe, leaves, i)?,
-                    None => Box::new(HashJoin::new(ctx.clone(), probe, build(build_side)?)),
+                    None => {
+                        let mut built = build(build_side)?;
+                        if let Some(morsel) = &leaves.morsel {
+                            built = morsel.share_of(ctx, build_side, built);
+                        }
+                        Box::new(HashJoin::new(ctx.clone(), probe, built))
+                    }
                 }
             }
             JoinTree::Merge(a, b, key) => {
@@ -488,6 +507,55 @@ pub(super) struct Leaves<'a> {
     pub scans: &'a [ScanSpec],
     pub unions: &'a [ResolvedLeaf<'a>],
     pub graph: &'a GraphContext,
+    /// In a copy of the tree for one core, the part of its driving
+    /// pattern's rows it reads (`parallel`).
+    pub morsel: Option<Morsel>,
+}
+
+/// Index rows from the first to the last: a morsel of a pattern's rows.
+pub(super) type RowRange = (tern_index::Row, tern_index::Row);
+
+/// One core's part of the rows of some patterns, in copy `part.0` of
+/// `part.1` of a join tree: each of these leaves reads only its morsels of
+/// index rows (each from its first row to its last).
+pub(super) struct Morsel {
+    pub scans: Vec<(usize, Vec<RowRange>)>,
+    pub part: (usize, usize),
+    /// Build sides of hash joins (by the address of their node in the join
+    /// tree, which all copies share) that keep only the rows whose
+    /// `key` has a value of the copy's morsels, `key_ranges`.
+    pub partitioned_builds: Vec<usize>,
+    pub key: Option<Variable>,
+    pub key_ranges: Vec<(u64, u64)>,
+}
+
+impl Morsel {
+    fn of_leaf(&self, leaf: usize) -> Option<&[RowRange]> {
+        let (_, morsels) = self.scans.iter().find(|(l, _)| *l == leaf)?;
+        Some(morsels)
+    }
+
+    /// `build` (the operator for `side`), keeping only the copy's share
+    /// if `side` is a partitioned build side.
+    fn share_of(
+        &self,
+        ctx: &Arc<QueryContext>,
+        side: &JoinTree,
+        build: BoxedOperator,
+    ) -> BoxedOperator {
+        let address = side as *const JoinTree as usize;
+        let Some(key) = self
+            .key
+            .as_ref()
+            .filter(|_| self.partitioned_builds.contains(&address))
+        else {
+            return build;
+        };
+        match MorselFilter::new(ctx.clone(), build, key, self.key_ranges.clone()) {
+            Ok(filter) => Box::new(Measured::new(Box::new(filter), None)),
+            Err(build) => build,
+        }
+    }
 }
 
 pub(super) enum Leaf<'a> {
@@ -496,6 +564,12 @@ pub(super) enum Leaf<'a> {
 }
 
 impl<'a> Leaves<'a> {
+    /// In a copy for one core, the morsels leaf `i` reads and the copy.
+    fn morsel_of(&self, i: usize) -> Option<(Vec<RowRange>, (usize, usize))> {
+        let morsel = self.morsel.as_ref()?;
+        Some((morsel.of_leaf(i)?.to_vec(), morsel.part))
+    }
+
     pub fn get(&self, i: usize) -> Leaf<'a> {
         match self.scans.get(i) {
             Some(scan) => Leaf::Pattern(scan),
@@ -503,7 +577,7 @@ impl<'a> Leaves<'a> {
         }
     }
 
-    fn variables(&self, i: usize) -> &'a [Variable] {
+    pub fn variables(&self, i: usize) -> &'a [Variable] {
         match self.get(i) {
             Leaf::Pattern((_, variables, _)) => variables,
             Leaf::Union(leaf) => &leaf.variables,
@@ -546,7 +620,7 @@ impl Planner {
 /// is not joined further. A conjunct's value depends on its variables only,
 /// and joins only add columns, so checking it early drops exactly the rows
 /// (and all their extensions) that checking it at the end would.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub(super) struct FilterPlacement {
     /// Conjuncts not placed yet, with the variables they read.
     waiting: Vec<(Expression, FxHashSet<Variable>)>,
@@ -569,7 +643,7 @@ impl FilterPlacement {
     }
 
     /// `operator`, with a filter of the waiting conjuncts its rows bind.
-    fn place(
+    pub(super) fn place(
         &mut self,
         ctx: &Arc<QueryContext>,
         operator: BoxedOperator,

@@ -38,6 +38,7 @@ mod group_merge;
 mod join_order;
 mod join_sample;
 mod optional;
+mod parallel;
 mod path_service;
 mod per_graph;
 mod planner;

@@ -50,6 +50,13 @@ pub struct EngineOptions {
     /// Where queries write sorts, groups and joins larger than their memory
     /// budget (default: the system's temporary directory).
     pub spill_dir: Option<std::path::PathBuf>,
+    /// Most cores one query uses at once (default: all of the query pool:
+    /// one per core).
+    pub cores_per_query: Option<usize>,
+    /// Rows a pipeline is expected to pass before it runs as copies on
+    /// several cores (default: the planner's, 50,000). Tests set 0 to see
+    /// every plan that can be copied copied.
+    pub parallel_from_rows: Option<u64>,
 }
 
 impl Default for EngineOptions {
@@ -64,6 +71,8 @@ impl Default for EngineOptions {
             inference: InferenceMode::default(),
             schema_graph: None,
             spill_dir: None,
+            cores_per_query: None,
+            parallel_from_rows: None,
         }
     }
 }
@@ -471,6 +480,8 @@ impl Engine {
                 cancel: request.cancel.clone(),
                 shared_memory: Some(self.memory.clone()),
                 spill_dir: self.options.spill_dir.clone(),
+                cores: self.options.cores_per_query,
+                parallel_from_rows: self.options.parallel_from_rows,
             },
             base_iri,
             now,

@@ -287,6 +287,72 @@ impl PermutationReader {
         start..end
     }
 
+    /// Rows that cut the rows in `[lo, hi]` into `parts` runs of about as
+    /// many rows each, increasing, each above `lo`: a scan split into
+    /// morsels starts each morsel at one. A cut keeps its first `columns`
+    /// columns and is 0 after them, so that the rows with one value there
+    /// (a subject's, when the rows before it are fixed) fall into one run,
+    /// as do a triple's copies in several graphs. Fewer cuts (none) when
+    /// the rows do not have enough values.
+    pub fn split_rows(&self, lo: &Row, hi: &Row, parts: usize, columns: usize) -> Result<Vec<Row>> {
+        let blocks = self.candidate_blocks(lo, hi);
+        if blocks.is_empty() || parts < 2 {
+            return Ok(Vec::new());
+        }
+        let rows_before = &self.inner.rows_before;
+        let (first, last) = (blocks.start, blocks.end - 1);
+        let start = rows_before[first]
+            + rows_between(&self.decode_cached(first, true)?, lo, hi).start as u64;
+        let end =
+            rows_before[last] + rows_between(&self.decode_cached(last, true)?, lo, hi).end as u64;
+        if end <= start + parts as u64 {
+            return Ok(Vec::new());
+        }
+        let mut cuts: Vec<Row> = Vec::with_capacity(parts - 1);
+        for j in 1..parts as u64 {
+            let target = start + (end - start) * j / parts as u64;
+            let b = rows_before.partition_point(|&r| r <= target) - 1;
+            let block = self.decode_cached(b, true)?;
+            let i = (target - rows_before[b]) as usize;
+            let mut cut = [0; 4];
+            for (c, value) in cut.iter_mut().enumerate().take(columns.min(3)) {
+                *value = block[c][i];
+            }
+            if cut > *lo && cut <= *hi && cuts.last().is_none_or(|last| cut > *last) {
+                cuts.push(cut);
+            }
+        }
+        Ok(cuts)
+    }
+
+    /// The first and the last row `r` with `lo <= r <= hi`, if any.
+    pub fn ends(&self, lo: &Row, hi: &Row) -> Result<Option<(Row, Row)>> {
+        let blocks = self.candidate_blocks(lo, hi);
+        let row = |columns: &[Vec<u64>], i: usize| {
+            [columns[0][i], columns[1][i], columns[2][i], columns[3][i]]
+        };
+        let mut first = None;
+        for b in blocks.clone() {
+            let columns = self.decode_cached(b, true)?;
+            let rows = rows_between(&columns, lo, hi);
+            if !rows.is_empty() {
+                first = Some(row(&columns, rows.start));
+                break;
+            }
+        }
+        let Some(first) = first else {
+            return Ok(None);
+        };
+        for b in blocks.rev() {
+            let columns = self.decode_cached(b, true)?;
+            let rows = rows_between(&columns, lo, hi);
+            if !rows.is_empty() {
+                return Ok(Some((first, row(&columns, rows.end - 1))));
+            }
+        }
+        Ok(None)
+    }
+
     /// Rows `r` with `lo <= r <= hi`, in order, as batches of one block each.
     pub fn scan_rows(&self, lo: Row, hi: Row) -> ScanIter {
         let blocks = self.candidate_blocks(&lo, &hi);
