@@ -124,6 +124,8 @@ impl Paging {
             named_graphs: graphs(&token.named_graphs)?,
             inference: parsed(&token.inference)?,
             same_as: parsed(&token.same_as)?,
+            // Planned as the first page was (see `QueryRequest::cores`).
+            cores: Some(1),
             ..QueryRequest::default()
         })
     }

@@ -403,6 +403,9 @@ pub(crate) async fn run_query(
         snapshot: Some(params.snapshot.unwrap_or_else(|| state.engine.snapshot())),
         inference: params.inference,
         same_as: params.same_as,
+        // A paged query's tokens must resume on any server: one core (see
+        // `QueryRequest::cores`).
+        cores: page.is_some().then_some(1),
     };
     let fault_after = params.fault_after.filter(|_| state.config.fault_injection);
     let page = page.filter(|_| !params.explain).map(|(quantum, resume)| {

@@ -13,8 +13,18 @@
 //! The copies run in rounds: each makes its next batch on a core of the
 //! query pool, and the batches are handed out one by one before the next
 //! round. Between two calls every copy is at a batch boundary, which is
-//! what suspension needs: the state is the copies' states and the batches
-//! not handed out yet.
+//! what suspension needs: the state is where the round started and the
+//! rows of each copy handed out since (positions only, when every copy has
+//! them), or the copies' states and the batches not handed out yet.
+//!
+//! The order of the rows across copies depends on where each copy cut its
+//! batches, which may differ when a query runs again from a saved state
+//! (an operator stops at the end of a turn with what it has): resumed, the
+//! same rows come, in another order. So the operator has no checkpoint
+//! (`Operator::checkpoint`, which promises the same order): a reader above
+//! it stashes the rows it read and has not used. The server reads paged
+//! queries on one core (`QueryRequest::cores`), so that their tokens stay
+//! free of stashed state and any server resumes them.
 
 use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
@@ -34,8 +44,26 @@ pub struct ParallelPipelines {
     pipelines: Vec<BoxedOperator>,
     /// Which copies have ended.
     ended: Vec<bool>,
-    /// Batches of the last round not handed out yet.
-    ready: VecDeque<Batch>,
+    /// Batches of the last round not handed out yet, with their copy.
+    ready: VecDeque<(usize, Batch)>,
+    /// Rows of each copy's output still to drop: a restored round's rows
+    /// that were handed out before the suspension.
+    replay: Vec<usize>,
+    /// Where the last round started, so that a suspension in the middle of
+    /// it saves positions only (see [`Round`]).
+    round: Option<Round>,
+}
+
+/// The start of a round: each copy's checkpoint then (when every copy has
+/// one), which had ended, the rows each was to drop, and the rows of each
+/// handed out since. Saved in the middle of the round, it makes the round
+/// run again on resuming, dropping what was handed out: the state fits in
+/// the token, so any server can resume a pipelined query.
+struct Round {
+    checkpoints: Vec<OperatorState>,
+    ended: Vec<bool>,
+    replay: Vec<usize>,
+    handed_out: Vec<usize>,
 }
 
 impl ParallelPipelines {
@@ -50,8 +78,10 @@ impl ParallelPipelines {
             ctx,
             variables,
             ended: vec![false; pipelines.len()],
+            replay: vec![0; pipelines.len()],
             pipelines,
             ready: VecDeque::new(),
+            round: None,
         }
     }
 
@@ -64,6 +94,17 @@ impl ParallelPipelines {
     /// Returns whether a copy paused for the end of the turn.
     fn round(&mut self) -> Result<bool, EngineError> {
         use rayon::prelude::*;
+        self.round = self
+            .pipelines
+            .iter()
+            .map(|p| p.checkpoint())
+            .collect::<Option<Vec<_>>>()
+            .map(|checkpoints| Round {
+                checkpoints,
+                ended: self.ended.clone(),
+                replay: self.replay.clone(),
+                handed_out: vec![0; self.pipelines.len()],
+            });
         self.ctx.share_turn_end(self.pipelines.len());
         let made: Vec<Result<Option<Batch>, EngineError>> = self
             .pipelines
@@ -80,10 +121,53 @@ impl ParallelPipelines {
             match batch? {
                 None => self.ended[i] = true,
                 Some(batch) if batch.len == 0 => paused = true,
-                Some(batch) => self.ready.push_back(batch),
+                Some(batch) => {
+                    let dropped = self.replay[i].min(batch.len);
+                    self.replay[i] -= dropped;
+                    if dropped < batch.len {
+                        self.ready.push_back((i, skip_rows(batch, dropped)));
+                    }
+                }
             }
         }
         Ok(paused)
+    }
+
+    /// The state from the start of the current round, with what was
+    /// handed out of it to drop; `None` when a copy had no checkpoint.
+    fn round_state(&self) -> Option<OperatorState> {
+        let round = self.round.as_ref()?;
+        let replay = round
+            .replay
+            .iter()
+            .zip(&round.handed_out)
+            .map(|(&r, &h)| r + h);
+        Some(OperatorState::new(
+            numbers(&round.ended, replay),
+            round.checkpoints.clone(),
+        ))
+    }
+}
+
+/// `ended` flags, then the rows to drop per copy.
+fn numbers(ended: &[bool], replay: impl Iterator<Item = usize>) -> Vec<u64> {
+    let mut numbers: Vec<u64> = ended.iter().map(|&e| u64::from(e)).collect();
+    numbers.extend(replay.map(|r| r as u64));
+    numbers
+}
+
+/// `batch` without its first `rows` rows.
+fn skip_rows(batch: Batch, rows: usize) -> Batch {
+    if rows == 0 {
+        return batch;
+    }
+    Batch {
+        columns: batch
+            .columns
+            .into_iter()
+            .map(|c| c[rows..].to_vec())
+            .collect(),
+        len: batch.len - rows,
     }
 }
 
@@ -125,17 +209,25 @@ impl Operator for ParallelPipelines {
         }
     }
 
+    /// In the middle of a round, its start (positions only) when it has
+    /// one; otherwise the copies' states and the batches not handed out,
+    /// stashed.
     fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        if !self.ready.is_empty() {
+            if let Some(state) = self.round_state() {
+                return Ok(state);
+            }
+        }
         let children = self
             .pipelines
             .iter_mut()
             .map(|p| p.save(stash))
             .collect::<Result<_, _>>()?;
-        let numbers = self.ended.iter().map(|&e| u64::from(e)).collect();
-        let mut state = OperatorState::new(numbers, children);
+        let mut state =
+            OperatorState::new(numbers(&self.ended, self.replay.iter().copied()), children);
         if !self.ready.is_empty() {
             let mut rest = Batch::with_columns(self.variables.len());
-            for batch in self.ready.drain(..) {
+            for (_, batch) in self.ready.drain(..) {
                 for (column, values) in rest.columns.iter_mut().zip(batch.columns) {
                     column.extend(values);
                 }
@@ -146,35 +238,26 @@ impl Operator for ParallelPipelines {
         Ok(state)
     }
 
-    /// Only between rounds, when no batch waits.
-    fn checkpoint(&self) -> Option<OperatorState> {
-        if !self.ready.is_empty() {
-            return None;
-        }
-        let children = self
-            .pipelines
-            .iter()
-            .map(|p| p.checkpoint())
-            .collect::<Option<_>>()?;
-        let numbers = self.ended.iter().map(|&e| u64::from(e)).collect();
-        Some(OperatorState::new(numbers, children))
-    }
-
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        if state.children.len() != self.pipelines.len() || state.numbers.len() != self.ended.len() {
+        let copies = self.pipelines.len();
+        if state.children.len() != copies || state.numbers.len() != 2 * copies {
             return Err(bad_state(format!(
                 "the query was suspended running {} copies of a pipeline, and is planned with {} \
                  here (a server with another number of cores)",
                 state.children.len(),
-                self.pipelines.len()
+                copies
             )));
         }
         for (ended, &number) in self.ended.iter_mut().zip(&state.numbers) {
             *ended = number == 1;
         }
+        for (replay, &number) in self.replay.iter_mut().zip(&state.numbers[copies..]) {
+            *replay = usize::try_from(number).map_err(|_| bad_state("rows to drop"))?;
+        }
         self.ready.clear();
+        self.round = None;
         if let Some(handle) = state.stashed {
-            self.ready.push_back(stash.take(handle)?);
+            self.ready.push_back((0, stash.take(handle)?));
         }
         for (pipeline, child) in self.pipelines.iter_mut().zip(state.children) {
             pipeline.restore(child, stash)?;
@@ -184,7 +267,10 @@ impl Operator for ParallelPipelines {
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
         loop {
-            if let Some(batch) = self.ready.pop_front() {
+            if let Some((copy, batch)) = self.ready.pop_front() {
+                if let Some(round) = &mut self.round {
+                    round.handed_out[copy] += batch.len;
+                }
                 return Ok(Some(batch));
             }
             if self.ended.iter().all(|&e| e) {
@@ -194,7 +280,7 @@ impl Operator for ParallelPipelines {
             if self.round()? {
                 // A copy took the end-of-turn signal: with rows in hand they
                 // go up first and the signal with them; without, the pause.
-                let rows: usize = self.ready.iter().map(|b| b.len).sum();
+                let rows: usize = self.ready.iter().map(|(_, b)| b.len).sum();
                 if rows == 0 {
                     return Ok(Some(Batch::with_columns(self.variables.len())));
                 }

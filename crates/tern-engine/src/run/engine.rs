@@ -107,6 +107,12 @@ pub struct QueryRequest {
     pub inference: Option<Inference>,
     /// How sameAs answers are reported for this query (`sameas`).
     pub same_as: Option<SameAsAnswers>,
+    /// Lowers the engine's cores per query for this query. A query read in
+    /// pages takes one: copies of a pipeline on several cores hand out
+    /// their rows in an order a resumed query cannot reproduce, so their
+    /// position does not fit in a token (see `ParallelPipelines`), and a
+    /// page's token must let any server resume it.
+    pub cores: Option<usize>,
 }
 
 /// How long the steps before execution took.
@@ -480,7 +486,7 @@ impl Engine {
                 cancel: request.cancel.clone(),
                 shared_memory: Some(self.memory.clone()),
                 spill_dir: self.options.spill_dir.clone(),
-                cores: self.options.cores_per_query,
+                cores: lower(self.options.cores_per_query, request.cores),
                 parallel_from_rows: self.options.parallel_from_rows,
             },
             base_iri,
