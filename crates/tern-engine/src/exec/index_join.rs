@@ -11,7 +11,7 @@
 
 use super::cursor::{Filled, RowCursor};
 use super::parallel_lookups::{
-    lookup_binding, LookupKey, ParallelLookups, Readers, PARALLEL_MIN_KEYS,
+    lookup_binding, LookupKey, ParallelLookups, Readers, LOOKUPS_PER_CHECK, PARALLEL_MIN_KEYS,
 };
 use super::pattern_rows::PatternRows;
 use super::profile::OperatorInfo;
@@ -89,8 +89,6 @@ const EARLY_SWITCH: u64 = 16;
 /// Largest pattern read whole early on the planner's word.
 const MOST_ROWS_READ_EARLY: u64 = 1 << 20;
 
-/// Lookups between two checks for cancellation.
-const LOOKUPS_PER_CHECK: usize = 64;
 /// Pattern rows the lookup cache keeps before it starts over.
 pub const LOOKUP_CACHE_ROWS: usize = 1 << 16;
 /// Left rows joined before a batch with some rows is handed on.

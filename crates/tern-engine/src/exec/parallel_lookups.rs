@@ -28,8 +28,9 @@ pub type Readers = [Option<MergedLookup>; Permutation::COUNT];
 /// hand-over costs about as much as a hundred lookups.
 pub const PARALLEL_MIN_KEYS: usize = 256;
 
-/// Lookups between two checks for cancellation and the deadline.
-const LOOKUPS_PER_CHECK: usize = 64;
+/// Lookups between two checks for cancellation and the deadline (here and
+/// in the index join's own loop).
+pub const LOOKUPS_PER_CHECK: usize = 64;
 
 /// Appends the pattern's rows for one binding (its own columns) to `rows`;
 /// returns how many.

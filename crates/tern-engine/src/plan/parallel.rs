@@ -138,12 +138,7 @@ impl Planner {
         let mut copies = Vec::with_capacity(parts);
         for part in 0..parts {
             *filters = unplaced.clone();
-            // Morsels dealt out in turn: where the pattern's rows change in
-            // kind (a country's producers, then its persons), every copy
-            // gets some of each.
-            let dealt = |morsels: &[RowRange]| -> Vec<RowRange> {
-                morsels.iter().skip(part).step_by(parts).copied().collect()
-            };
+            let dealt = |morsels: &[RowRange]| dealt_to(morsels, part, parts);
             let key_ranges = dealt(&values)
                 .iter()
                 .map(|(from, to)| (from[column], to[column]))
@@ -199,6 +194,19 @@ impl Planner {
         morsels.push((from, hi));
         Ok(Some(morsels))
     }
+}
+
+/// The morsels copy `part` of `parts` reads: every `parts`-th, starting
+/// with its own number. Dealt out in turn, so that where the pattern's rows
+/// change in kind (a country's producers, then its persons) every copy
+/// gets some of each.
+fn dealt_to(morsels: &[RowRange], part: usize, parts: usize) -> Vec<RowRange> {
+    morsels
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % parts == part)
+        .map(|(_, &morsel)| morsel)
+        .collect()
 }
 
 /// For a pattern merged with the driving one on the variable in `column`
