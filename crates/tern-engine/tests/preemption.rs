@@ -737,9 +737,84 @@ const COPIED: &[&str] = &[
     PARTITIONED,
 ];
 
+/// Groups the planner splits into partitions on several cores (told to
+/// whatever the size): every aggregate, two keys, a HAVING, a key bound
+/// by an expression, and over copies of a join or one pipeline.
+const GROUPED: &[&str] = &[
+    "PREFIX ex: <http://example.org/> SELECT ?c (COUNT(*) AS ?n) (AVG(?age) AS ?mean) (MIN(?age) AS ?youngest) (MAX(?age) AS ?oldest) (SUM(?age) AS ?sum) WHERE { ?a ex:city ?c ; ex:age ?age } GROUP BY ?c",
+    "PREFIX ex: <http://example.org/> SELECT ?c ?age (COUNT(DISTINCT ?b) AS ?n) (COUNT(?b) AS ?all) (MIN(?b) AS ?first) WHERE { ?a ex:city ?c ; ex:age ?age ; ex:knows ?b } GROUP BY ?c ?age HAVING (COUNT(*) > 1)",
+    "PREFIX ex: <http://example.org/> SELECT ?a (GROUP_CONCAT(?n) AS ?names) (SAMPLE(?age) AS ?s) (COUNT(DISTINCT *) AS ?rows) WHERE { ?a ex:name ?n ; ex:age ?age } GROUP BY ?a",
+    "PREFIX ex: <http://example.org/> SELECT ?decade (COUNT(DISTINCT ?c) AS ?cities) (AVG(DISTINCT ?age) AS ?mean) WHERE { ?a ex:city ?c ; ex:age ?age } GROUP BY (FLOOR(?age / 10) AS ?decade)",
+    "PREFIX ex: <http://example.org/> SELECT ?c (COUNT(*) AS ?n) WHERE { ?a ex:knows ?b . ?b ex:city ?c } GROUP BY ?c",
+];
+
 /// A hash join on the driving scan's variable: each copy builds the part
 /// of the other side that its morsels' subjects can join.
 const PARTITIONED: &str = "PREFIX ex: <http://example.org/> SELECT ?a ?c ?age WHERE { ?a ex:city ?c ; ex:age ?age FILTER(?age > 20 && ?age < 45) }";
+
+/// A GROUP BY in partitions on several cores gives the groups of one
+/// `Group`, run straight through, suspended after random numbers of rows
+/// and resumed through tokens, or paused at every turn end.
+#[test]
+fn groups_partitioned_on_several_cores_give_the_same_results() {
+    let options = |cores| EngineOptions {
+        cores_per_query: Some(cores),
+        parallel_from_rows: Some(0),
+        ..EngineOptions::default()
+    };
+    let (_tmp, serial) = common::engine_over("people.nt", &generate(), options(1));
+    let (_tmp2, parallel) = common::engine_over("people.nt", &generate(), options(3));
+    for (i, query) in GROUPED.iter().enumerate() {
+        let plan = common::plan_text(&parallel, query);
+        assert!(
+            plan.contains("ParallelGroup") && plan.contains("3 partitions"),
+            "query {i} is not partitioned: {plan}"
+        );
+        assert!(!common::plan_text(&serial, query).contains("Parallel"));
+        let expected = canonical(uninterrupted(&serial, query), false);
+        assert!(expected.len() >= 8, "query {i} has groups: {query}");
+        let pauses = same_rows_however_run(&parallel, query, &expected, &[(5, 20), (13, 700)]);
+        // (Groups pause while they read their input.)
+        assert!(pauses > 0, "query {i} never paused: {query}");
+    }
+}
+
+/// `query` on `engine` gives `expected` (canonical) straight through,
+/// suspended after random numbers of rows (`(seed, most rows between
+/// suspensions)`) and resumed through tokens, and paused at every turn
+/// end (suspended at every other pause), leaving nothing stashed. Returns
+/// the number of pauses.
+fn same_rows_however_run(
+    engine: &Engine,
+    query: &str,
+    expected: &[String],
+    runs: &[(u64, u64)],
+) -> usize {
+    assert_eq!(
+        canonical(uninterrupted(engine, query), false),
+        expected,
+        "{query}"
+    );
+    for &(seed, max_run) in runs {
+        let stash = Stash::default();
+        let (got, suspensions, _) = suspended(engine, query, seed, max_run, &stash);
+        let run = format!("seed {seed}, {suspensions} suspensions: {query}");
+        assert_complete(expected, got, false, suspensions, max_run, &run);
+        assert!(stash.is_empty(), "{run} left stashed state behind");
+    }
+    let stash = Stash::default();
+    let (got, pauses) = in_turns(engine, query, 2, &stash);
+    assert_eq!(
+        canonical(got, false),
+        expected,
+        "paused {pauses} times: {query}"
+    );
+    assert!(
+        stash.is_empty(),
+        "paused: {query} left stashed state behind"
+    );
+    pauses
+}
 
 /// Copies of a pipeline on several cores give the rows of one pipeline,
 /// run straight through, suspended after random numbers of rows and
@@ -777,25 +852,6 @@ fn pipelines_copied_to_several_cores_give_the_same_results() {
         }
         let expected = canonical(uninterrupted(&serial, query), false);
         assert!(expected.len() >= 40, "query {i} has rows: {query}");
-        assert_eq!(
-            canonical(uninterrupted(&parallel, query), false),
-            expected,
-            "query {i}: {query}"
-        );
-        for (seed, max_run) in [(3u64, 50u64), (11, 2000)] {
-            let stash = Stash::default();
-            let (got, suspensions, _) = suspended(&parallel, query, seed, max_run, &stash);
-            let run = format!("query {i} (seed {seed}, {suspensions} suspensions): {query}");
-            assert_complete(&expected, got, false, suspensions, max_run, &run);
-            assert!(stash.is_empty(), "{run} left stashed state behind");
-        }
-        let stash = Stash::default();
-        let (got, pauses) = in_turns(&parallel, query, 2, &stash);
-        assert_eq!(
-            canonical(got, false),
-            expected,
-            "query {i} paused {pauses} times: {query}"
-        );
-        assert!(stash.is_empty(), "query {i} left stashed state behind");
+        same_rows_however_run(&parallel, query, &expected, &[(3, 50), (11, 2000)]);
     }
 }

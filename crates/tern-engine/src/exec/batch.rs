@@ -53,6 +53,18 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// The rows of `batches` (each `width` columns wide) in one batch.
+    pub fn concat(width: usize, batches: impl IntoIterator<Item = Batch>) -> Batch {
+        let mut all = Batch::with_columns(width);
+        for batch in batches {
+            for (column, values) in all.columns.iter_mut().zip(batch.columns) {
+                column.extend(values);
+            }
+            all.len += batch.len;
+        }
+        all
+    }
+
     pub fn with_columns(width: usize) -> Batch {
         Batch {
             columns: vec![Vec::new(); width],

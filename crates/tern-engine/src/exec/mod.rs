@@ -22,6 +22,7 @@ mod extend;
 mod filter;
 mod flat_rows;
 mod group;
+mod handed_rows;
 mod hash_join;
 mod index_join;
 mod integer_comparison;
@@ -34,6 +35,7 @@ mod minus;
 mod morsel_filter;
 mod operator;
 mod order_by;
+mod parallel_group;
 mod parallel_lookups;
 mod parallel_pipelines;
 mod path;
@@ -81,6 +83,7 @@ pub use operator::{
     BoxedOperator, Operator,
 };
 pub use order_by::OrderBy;
+pub use parallel_group::ParallelGroup;
 pub use parallel_pipelines::ParallelPipelines;
 pub use path::PathScan;
 pub use pattern_rows::PatternRows;

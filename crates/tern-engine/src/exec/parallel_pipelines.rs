@@ -93,7 +93,6 @@ impl ParallelPipelines {
     /// One batch of every copy that has not ended, made on all cores.
     /// Returns whether a copy paused for the end of the turn.
     fn round(&mut self) -> Result<bool, EngineError> {
-        use rayon::prelude::*;
         self.round = self
             .pipelines
             .iter()
@@ -105,17 +104,7 @@ impl ParallelPipelines {
                 replay: self.replay.clone(),
                 handed_out: vec![0; self.pipelines.len()],
             });
-        self.ctx.share_turn_end(self.pipelines.len());
-        let made: Vec<Result<Option<Batch>, EngineError>> = self
-            .pipelines
-            .par_iter_mut()
-            .zip(self.ended.par_iter())
-            .map(|(pipeline, &ended)| match ended {
-                true => Ok(None),
-                false => pipeline.next_batch(),
-            })
-            .collect();
-        self.ctx.share_turn_end(0);
+        let made = next_batch_of_each(&self.ctx, &mut self.pipelines, &self.ended);
         let mut paused = false;
         for (i, batch) in made.into_iter().enumerate() {
             match batch? {
@@ -147,6 +136,28 @@ impl ParallelPipelines {
             round.checkpoints.clone(),
         ))
     }
+}
+
+/// The next batch of each operator not `done`, made side by side on the
+/// query pool (`None` for those done). Each may hear the end of the turn
+/// (`QueryContext::share_turn_end`).
+pub(super) fn next_batch_of_each(
+    ctx: &QueryContext,
+    operators: &mut [BoxedOperator],
+    done: &[bool],
+) -> Vec<Result<Option<Batch>, EngineError>> {
+    use rayon::prelude::*;
+    ctx.share_turn_end(operators.len());
+    let made = operators
+        .par_iter_mut()
+        .zip(done.par_iter())
+        .map(|(operator, &done)| match done {
+            true => Ok(None),
+            false => operator.next_batch(),
+        })
+        .collect();
+    ctx.share_turn_end(0);
+    made
 }
 
 /// `ended` flags, then the rows to drop per copy.
@@ -226,14 +237,8 @@ impl Operator for ParallelPipelines {
         let mut state =
             OperatorState::new(numbers(&self.ended, self.replay.iter().copied()), children);
         if !self.ready.is_empty() {
-            let mut rest = Batch::with_columns(self.variables.len());
-            for (_, batch) in self.ready.drain(..) {
-                for (column, values) in rest.columns.iter_mut().zip(batch.columns) {
-                    column.extend(values);
-                }
-                rest.len += batch.len;
-            }
-            state.stashed = Some(stash.put(rest));
+            let rest = self.ready.drain(..).map(|(_, batch)| batch);
+            state.stashed = Some(stash.put(Batch::concat(self.variables.len(), rest)));
         }
         Ok(state)
     }

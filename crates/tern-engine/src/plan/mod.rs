@@ -39,6 +39,7 @@ mod join_order;
 mod join_sample;
 mod optional;
 mod parallel;
+mod parallel_group;
 mod path_service;
 mod per_graph;
 mod planner;

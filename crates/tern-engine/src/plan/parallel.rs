@@ -38,7 +38,7 @@ use tern_index::{Index, Row};
 
 /// Rows expected along the driving path below which one core does it:
 /// a copy costs a plan and a round of hand-overs per batch.
-const PARALLEL_MIN_ROWS: u64 = 50_000;
+pub(super) const PARALLEL_MIN_ROWS: u64 = 50_000;
 /// Most rows of hash-join build sides every copy builds again.
 const MOST_COPIED_BUILD_ROWS: u64 = 200_000;
 /// Those rows are at most this share of the path's rows.

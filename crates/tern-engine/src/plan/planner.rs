@@ -12,8 +12,8 @@ use super::{
 };
 use crate::context::QueryContext;
 use crate::exec::{
-    BoxedOperator, Distinct, Extend, Group, HashJoin, Measured, Minus, OrderBy, PathScan, Project,
-    Slice, Synonyms, Union, Values,
+    BoxedOperator, Distinct, Extend, HashJoin, Measured, Minus, OrderBy, PathScan, Project, Slice,
+    Synonyms, Union, Values,
 };
 use crate::expr::Scope;
 use crate::EngineError;
@@ -426,13 +426,7 @@ impl Planner {
                 inner,
                 variables,
                 aggregates,
-            } => Box::new(Group::new(
-                ctx.clone(),
-                self.plan(inner, graph)?,
-                variables.clone(),
-                aggregates.clone(),
-                self.scope(graph),
-            )),
+            } => self.plan_grouping(inner, variables, aggregates, graph)?,
             GraphPattern::Service {
                 name: NamedNodePattern::NamedNode(name),
                 inner,
