@@ -45,6 +45,9 @@ pub struct SortSteps {
     id_keys: usize,
     /// Values of the other keys, row after row.
     terms: Vec<Option<Term>>,
+    /// Their places among numerics (`expr::numeric_order_place`), which
+    /// decide most comparisons of numeric keys without parsing them.
+    places: Vec<Option<f64>>,
     term_keys: usize,
     /// Rows whose keys are computed.
     keyed: usize,
@@ -99,6 +102,7 @@ impl SortSteps {
             order: (0..rows.len() as u32).collect(),
             ids: Vec::with_capacity(rows.len() * id_keys),
             terms: Vec::with_capacity(rows.len() * term_keys),
+            places: Vec::with_capacity(rows.len() * term_keys),
             keys,
             id_keys,
             term_keys,
@@ -144,7 +148,11 @@ impl SortSteps {
                         .map(|(k, _)| term_key_of(k, &rows[i]))
                         .collect::<Result<Vec<_>, _>>()
                 })?;
+                let from = self.terms.len();
                 self.terms.extend(terms.into_iter().flatten());
+                let places = self.terms[from..].iter();
+                self.places
+                    .extend(places.map(|t| expr::numeric_order_place(t.as_ref())));
             }
             self.keyed = end;
             return Ok(());
@@ -238,10 +246,13 @@ impl SortSteps {
                 Slot::Id { slot, .. } => {
                     self.ids[a * self.id_keys + slot].cmp(&self.ids[b * self.id_keys + slot])
                 }
-                Slot::Term(slot) => expr::order_cmp(
-                    self.terms[a * self.term_keys + slot].as_ref(),
-                    self.terms[b * self.term_keys + slot].as_ref(),
-                ),
+                Slot::Term(slot) => {
+                    let (a, b) = (a * self.term_keys + slot, b * self.term_keys + slot);
+                    match (self.places[a], self.places[b]) {
+                        (Some(x), Some(y)) if x != y => x.total_cmp(&y),
+                        _ => expr::order_cmp(self.terms[a].as_ref(), self.terms[b].as_ref()),
+                    }
+                }
             };
             if o != Ordering::Equal {
                 return if ascending { o } else { o.reverse() };
@@ -277,7 +288,7 @@ impl SortSteps {
 impl StashSize for SortSteps {
     fn stash_bytes(&self) -> usize {
         let row = self.rows.first().map_or(0, |r| r.len() * 8 + 24);
-        let terms = self.terms.len() * std::mem::size_of::<Option<Term>>();
+        let terms = self.terms.len() * (std::mem::size_of::<Option<Term>>() + 16);
         self.rows.len() * (row + 4) + self.ids.len() * 8 + terms
     }
 }

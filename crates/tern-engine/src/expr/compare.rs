@@ -103,6 +103,19 @@ pub(super) fn partial_compare(a: &Term, b: &Term) -> Option<Option<Ordering>> {
     })
 }
 
+/// See [`super::numeric_order_place`].
+pub(super) fn numeric_order_place(term: Option<&Term>) -> Option<f64> {
+    let Some(Term::Literal(literal)) = term else {
+        return None;
+    };
+    let Value::Numeric(number) = literal_value(literal) else {
+        return None;
+    };
+    let double = f64::from(number.to_double());
+    // -0 and +0 are the same value (as in `numeric_total_cmp`).
+    (!double.is_nan()).then_some(if double == 0.0 { 0.0 } else { double })
+}
+
 /// See [`super::order_cmp`].
 pub(super) fn order_cmp(a: Option<&Term>, b: Option<&Term>) -> Ordering {
     match (a, b) {
@@ -255,6 +268,60 @@ mod tests {
     use super::*;
     use crate::expr::test_util::{boolean, eval, iri, lang, simple, typed};
     use oxrdf::{BlankNode, NamedNode};
+
+    /// Wherever two keys' numeric places differ, they order as the places
+    /// do in the full ORDER BY order: across numeric types, zeros, NaN,
+    /// integers too large for a double, ill-typed numbers and non-numbers.
+    #[test]
+    fn numeric_places_agree_with_the_order() {
+        let keys: Vec<Option<Term>> = vec![
+            None,
+            Some(typed("1", "integer")),
+            Some(typed("01", "integer")),
+            Some(typed("1.0", "decimal")),
+            Some(typed("1.5", "float")),
+            Some(typed("-0", "double")),
+            Some(typed("0", "float")),
+            Some(typed("NaN", "double")),
+            Some(typed("INF", "double")),
+            Some(typed("-INF", "float")),
+            Some(typed("9007199254740993", "integer")),
+            Some(typed("9007199254740992", "integer")),
+            Some(typed("abc", "integer")),
+            Some(typed("2", "byte")),
+            simple("1"),
+            lang("1", "en"),
+            iri("http://example.org/1"),
+            Some(typed("2008-04-26", "date")),
+        ];
+        let mut placed = 0;
+        for a in &keys {
+            for b in &keys {
+                let (pa, pb) = (
+                    numeric_order_place(a.as_ref()),
+                    numeric_order_place(b.as_ref()),
+                );
+                if let (Some(x), Some(y)) = (pa, pb) {
+                    if x != y {
+                        placed += 1;
+                        assert_eq!(
+                            x.total_cmp(&y),
+                            order_cmp(a.as_ref(), b.as_ref()),
+                            "{a:?} {b:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(placed > 50, "{placed} pairs decided by places");
+        assert_eq!(
+            numeric_order_place(keys[7].as_ref()),
+            None,
+            "NaN has no place"
+        );
+        assert_eq!(numeric_order_place(keys[12].as_ref()), None, "ill-typed");
+        assert_eq!(numeric_order_place(keys[14].as_ref()), None, "a string");
+    }
 
     #[test]
     fn numeric_equality_across_types() {

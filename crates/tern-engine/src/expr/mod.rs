@@ -106,3 +106,13 @@ pub fn effective_boolean_value(term: &Term) -> Option<bool> {
 pub fn order_cmp(a: Option<&Term>, b: Option<&Term>) -> std::cmp::Ordering {
     compare::order_cmp(a, b)
 }
+
+/// A numeric literal's place among the numerics of ORDER BY: its value as
+/// a double. Two keys with places that differ order as their places do in
+/// [`order_cmp`], so a sort can compute them once per row and compare
+/// doubles instead of parsing literals on every comparison; equal places
+/// (and keys without one) are left to [`order_cmp`]. `None` for anything
+/// but a numeric literal, and for NaN.
+pub fn numeric_order_place(term: Option<&Term>) -> Option<f64> {
+    compare::numeric_order_place(term)
+}

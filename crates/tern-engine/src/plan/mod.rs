@@ -38,6 +38,7 @@ mod group_merge;
 mod join_order;
 mod join_sample;
 mod optional;
+mod order_keys;
 mod parallel;
 mod parallel_group;
 mod path_service;

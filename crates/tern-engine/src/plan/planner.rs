@@ -5,6 +5,7 @@
 use super::bgp::{position, scope_of, FilterPlacement};
 use super::exists_per_row::ExistsPerRow;
 use super::optional::OptionalJoins;
+use super::order_keys;
 use super::per_graph::{self, PER_GRAPH_LIMIT};
 use super::{
     constant_filter, correlated, exists, group_merge, path_service, unbound_negation, union_leaf,
@@ -370,7 +371,7 @@ impl Planner {
             GraphPattern::OrderBy { inner, expression } => Box::new(OrderBy::new(
                 ctx.clone(),
                 self.plan(inner, graph)?,
-                expression.clone(),
+                order_keys::with_bound_values(inner, expression),
                 self.scope(graph),
             )),
             GraphPattern::Project { inner, variables } => {
