@@ -10,7 +10,7 @@
 use super::profile::OperatorInfo;
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::QueryContext;
-use crate::suspend::{OperatorState, Stash};
+use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::{Term, Variable};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -150,8 +150,13 @@ impl Construct {
             self.seen.clear();
         }
         for row in 0..input.len {
-            let blank_base = FRESH_BLANK_BASE + self.solutions * self.blanks;
-            self.solutions += 1;
+            // (A forged saved state may give any count: no overflow.)
+            let blank_base = self
+                .solutions
+                .checked_mul(self.blanks)
+                .and_then(|n| n.checked_add(FRESH_BLANK_BASE))
+                .ok_or_else(|| bad_state("fresh blank nodes past the largest number"))?;
+            self.solutions = self.solutions.saturating_add(1);
             for slots in &self.template {
                 let [s, p, o] = slots.map(|slot| match slot {
                     Slot::Constant(id) => id,
