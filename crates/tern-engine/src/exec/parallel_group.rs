@@ -84,6 +84,8 @@ impl ParallelGroup {
             .iter()
             .map(|queue| {
                 let rows = HandedRows::new(input_variables.clone(), queue.clone());
+                // Measured, so that EXPLAIN shows each partition's rows and time.
+                let rows = Measured::new(Box::new(rows), None);
                 let group = Group::new(
                     ctx.clone(),
                     Box::new(rows),
@@ -91,7 +93,6 @@ impl ParallelGroup {
                     aggregates.clone(),
                     scope.clone(),
                 );
-                // Measured, so that EXPLAIN shows each partition's share.
                 Box::new(Measured::new(Box::new(group), None)) as BoxedOperator
             })
             .collect();
