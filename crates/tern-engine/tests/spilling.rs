@@ -210,6 +210,55 @@ fn spilled_sorts_groups_and_joins_give_the_results_of_memory() {
     }
 }
 
+/// A GROUP BY in partitions on several cores (told to partition whatever
+/// the size): each partition spills on its own under the query's budget,
+/// and together they give the groups of one `Group` in memory, straight
+/// through and paused and resumed at every turn end.
+#[test]
+fn partitioned_groups_spill_and_give_the_results_of_memory() {
+    let data = generate(5, 12_000);
+    let (_tmp, serial) = common::engine_over(
+        "people.nt",
+        &data,
+        EngineOptions {
+            cores_per_query: Some(1),
+            ..EngineOptions::default()
+        },
+    );
+    let (_tmp2, parallel) = common::engine_over(
+        "people.nt",
+        &data,
+        EngineOptions {
+            cores_per_query: Some(3),
+            parallel_from_rows: Some(0),
+            ..EngineOptions::default()
+        },
+    );
+    let groups = QUERIES.iter().filter(|(q, _)| {
+        q.ends_with("GROUP BY ?s") || q.contains("GROUP BY ?n") || q.contains("HAVING")
+    });
+    let mut checked = 0;
+    for &(query, ordered) in groups {
+        let plan = common::plan_text(&parallel, &query_text(query));
+        assert!(
+            plan.contains("ParallelGroup"),
+            "{query} is not partitioned: {plan}"
+        );
+        let expected = canonical(run(&serial, query, None), ordered);
+        let (files, _) = parallel.spilled();
+        let got = canonical(run(&parallel, query, Some(BUDGETS[0])), ordered);
+        assert!(got == expected, "{query}: results differ");
+        assert!(parallel.spilled().0 > files, "{query} did not spill");
+        let got = canonical(run_in_turns(&parallel, query, BUDGETS[0]), ordered);
+        assert!(got == expected, "{query}: results differ after suspensions");
+        checked += 1;
+    }
+    assert_eq!(
+        checked, 6,
+        "the queries grouping above all else, and one joining a group"
+    );
+}
+
 #[test]
 fn spilled_queries_suspended_and_resumed_give_the_same_results() {
     let (_tmp, engine) =

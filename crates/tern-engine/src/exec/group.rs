@@ -56,6 +56,9 @@ pub struct Group {
     input_width: usize,
     /// The key of the row being added (its vector reused).
     key: GroupKey,
+    /// How many groupings share the query's memory side by side (the
+    /// partitions of a `ParallelGroup`): each leaves room for the others.
+    sharing: u64,
 }
 
 /// Groups being aggregated, in order of first appearance.
@@ -124,6 +127,9 @@ const AGGREGATING: u64 = 0;
 const DONE: u64 = 1;
 /// reading a part from disk.
 const READING_PART: u64 = 2;
+
+/// Rows added between two charges of the groups' memory.
+const CHARGE_EVERY_ROWS: usize = 1024;
 
 /// Why a source of rows stopped being read.
 enum Read {
@@ -200,7 +206,16 @@ impl Group {
             spilled: None,
             input_width: input_variables.len(),
             key: GroupKey::Many(Vec::new()),
+            sharing: 1,
         }
+    }
+
+    /// This grouping is one of `groupings` that share the query's memory
+    /// side by side: each decides to spill as if it had only its share.
+    /// (Deciding alone, each would leave half of what is free for its
+    /// groups to grow into, and several such halves overrun the budget.)
+    pub fn share_memory(&mut self, groupings: usize) {
+        self.sharing = groupings.max(1) as u64;
     }
 
     /// A new group's accumulators.
@@ -438,14 +453,16 @@ impl Group {
         (groups.len() * (self.variables.len() * 64 + 64) + groups.held) as u64
     }
 
-    /// Charges the groups; when they would not fit twice over (and there
+    /// Charges the groups; when they would not fit twice over (times the
+    /// groupings sharing the memory, see [`Group::share_memory`]; and there
     /// are keys to split by), rows of new keys go to disk from now on. The
     /// groups kept go on taking rows, and what their aggregates hold
     /// (DISTINCT sets, GROUP_CONCAT) grows: half the room is left for that.
     fn charge_or_spill(&mut self, groups: &Groups) -> Result<(), EngineError> {
         let bytes = self.group_bytes(groups);
         let spilling = self.spilled.as_ref().is_some_and(|s| s.spilling());
-        if !spilling && !self.key_columns.is_empty() && !self.memory.fits(2 * bytes) {
+        if !spilling && !self.key_columns.is_empty() && !self.memory.fits(2 * self.sharing * bytes)
+        {
             let width = self.input_width;
             let keys = self.key_columns.iter().flatten().copied().collect();
             self.spilled
@@ -519,7 +536,11 @@ impl Group {
             self.accumulate(row, accumulators, &mut groups.held)?;
         }
         self.key = key;
-        if i % 1024 == 1023 {
+        // Between two checks the groups grow by up to this many rows' worth
+        // (a new group is about 200 bytes): groupings sharing the memory
+        // check as much more often as they are many.
+        let every = (CHARGE_EVERY_ROWS / self.sharing as usize).max(1);
+        if i % every == every - 1 {
             self.charge_or_spill(groups)?;
         }
         Ok(())

@@ -8,7 +8,8 @@
 //! side every [`ROUTED_ROWS`] rows; once the input has ended they finish
 //! their groups and hand them out side by side too, a batch each per
 //! round. Each partition is an ordinary `Group` reading [`HandedRows`]: it
-//! charges its own memory and spills on its own.
+//! charges its own memory and spills on its own, deciding as if its share
+//! of the free memory were all there is (`Group::share_memory`).
 //!
 //! A key that most rows share puts most of the work in one partition:
 //! the grouping is then as fast as on one core, plus the routing.
@@ -86,13 +87,14 @@ impl ParallelGroup {
                 let rows = HandedRows::new(input_variables.clone(), queue.clone());
                 // Measured, so that EXPLAIN shows each partition's rows and time.
                 let rows = Measured::new(Box::new(rows), None);
-                let group = Group::new(
+                let mut group = Group::new(
                     ctx.clone(),
                     Box::new(rows),
                     keys.clone(),
                     aggregates.clone(),
                     scope.clone(),
                 );
+                group.share_memory(parts);
                 Box::new(Measured::new(Box::new(group), None)) as BoxedOperator
             })
             .collect();
