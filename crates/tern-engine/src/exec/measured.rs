@@ -61,6 +61,10 @@ impl Operator for Measured {
         self.estimated_rows.or_else(|| self.inner.estimated_rows())
     }
 
+    fn runs_as_copies(&self) -> bool {
+        self.inner.runs_as_copies()
+    }
+
     fn children(&self) -> Vec<&dyn Operator> {
         self.inner.children()
     }

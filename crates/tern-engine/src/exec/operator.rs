@@ -32,6 +32,13 @@ pub trait Operator: Send {
         None
     }
 
+    /// Whether this operator's rows are made by copies of a pipeline on
+    /// several cores (`ParallelPipelines`): what consumes them (a grouping)
+    /// may then share its own work out too.
+    fn runs_as_copies(&self) -> bool {
+        false
+    }
+
     /// This operator's node of the live plan profile.
     fn profile(&self) -> ProfileNode {
         ProfileNode {

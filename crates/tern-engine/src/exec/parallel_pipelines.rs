@@ -187,6 +187,10 @@ impl Operator for ParallelPipelines {
         &self.variables
     }
 
+    fn runs_as_copies(&self) -> bool {
+        true
+    }
+
     fn estimated_rows(&self) -> Option<u64> {
         self.pipelines.iter().try_fold(0u64, |sum, pipeline| {
             Some(sum.saturating_add(pipeline.estimated_rows()?))
