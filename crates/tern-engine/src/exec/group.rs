@@ -59,6 +59,9 @@ pub struct Group {
     /// How many groupings share the query's memory side by side (the
     /// partitions of a `ParallelGroup`): each leaves room for the others.
     sharing: u64,
+    /// Rows added between two charges of the groups' memory (fewer when
+    /// several groupings share it).
+    charge_every: usize,
 }
 
 /// Groups being aggregated, in order of first appearance.
@@ -128,6 +131,13 @@ const DONE: u64 = 1;
 /// reading a part from disk.
 const READING_PART: u64 = 2;
 
+/// The input's column of each GROUP BY variable (`None`: never bound).
+pub fn key_columns(keys: &[Variable], input_variables: &[Variable]) -> Vec<Option<usize>> {
+    keys.iter()
+        .map(|k| input_variables.iter().position(|v| v == k))
+        .collect()
+}
+
 /// Rows added between two charges of the groups' memory.
 const CHARGE_EVERY_ROWS: usize = 1024;
 
@@ -146,10 +156,7 @@ impl Group {
         scope: Arc<crate::expr::Scope>,
     ) -> Group {
         let input_variables = input.variables().to_vec();
-        let key_columns = keys
-            .iter()
-            .map(|k| input_variables.iter().position(|v| v == k))
-            .collect();
+        let key_columns = key_columns(&keys, &input_variables);
         let mut variables = keys;
         let aggregates = aggregates
             .into_iter()
@@ -207,6 +214,7 @@ impl Group {
             input_width: input_variables.len(),
             key: GroupKey::Many(Vec::new()),
             sharing: 1,
+            charge_every: CHARGE_EVERY_ROWS,
         }
     }
 
@@ -216,6 +224,7 @@ impl Group {
     /// groups to grow into, and several such halves overrun the budget.)
     pub fn share_memory(&mut self, groupings: usize) {
         self.sharing = groupings.max(1) as u64;
+        self.charge_every = (CHARGE_EVERY_ROWS / groupings.max(1)).max(1);
     }
 
     /// A new group's accumulators.
@@ -539,8 +548,7 @@ impl Group {
         // Between two checks the groups grow by up to this many rows' worth
         // (a new group is about 200 bytes): groupings sharing the memory
         // check as much more often as they are many.
-        let every = (CHARGE_EVERY_ROWS / self.sharing as usize).max(1);
-        if i % every == every - 1 {
+        if i % self.charge_every == self.charge_every - 1 {
             self.charge_or_spill(groups)?;
         }
         Ok(())

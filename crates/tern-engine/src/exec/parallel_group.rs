@@ -19,7 +19,7 @@
 //! materialized state, so a suspension stashes them (there is no
 //! checkpoint), and paged queries, which plan on one core, never get here.
 
-use super::group::Group;
+use super::group::{key_columns, Group};
 use super::handed_rows::{lock, HandedRows, RowQueue, SharedRowQueue};
 use super::parallel_pipelines::next_batch_of_each;
 use super::profile::OperatorInfo;
@@ -74,10 +74,7 @@ impl ParallelGroup {
         parts: usize,
     ) -> ParallelGroup {
         let input_variables = input.variables().to_vec();
-        let key_columns = keys
-            .iter()
-            .map(|k| input_variables.iter().position(|v| v == k))
-            .collect();
+        let key_columns = key_columns(&keys, &input_variables);
         let queues: Vec<SharedRowQueue> = (0..parts)
             .map(|_| Arc::new(Mutex::new(RowQueue::default())))
             .collect();
