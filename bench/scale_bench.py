@@ -8,7 +8,10 @@ e.g. BSBM at 1M, 10M and 100M triples, one data set after another.
 
 Data sets are NAME=FILE, any file `tern load` reads (.zst too: the load time then
 includes decompressing). A NAME starting with `watdiv` gets the WatDiv basic suite
-(--watdiv-queries, as in http_query_bench.py), any other the BSBM explore and BI
+(--watdiv-queries, as in http_query_bench.py), a NAME starting with `biblio` the
+biblio-robust suite (bench/robustness: one query per shape, on the skewed
+bibliography bench/biblio.py writes: `python3 bench/biblio.py OUT.nt --triples N`),
+any other the BSBM explore and BI
 suites, from the mixes ../shared/tools/bsbm/generate.sh wrote next to FILE
 (queries-explore/mixNNNN/PP-qQQ.rq, queries-bi/...; --queries NAME=DIR for another
 directory). Give each size its own mixes: their parameters are drawn from its data.
@@ -69,7 +72,8 @@ import urllib.parse
 from pathlib import Path
 
 from benchlib import BENCH, DEFAULT_TERN, SHARED, git_commit, machine, stop_on_sigterm, tool_version
-from http_query_bench import JSON_RESULTS, Client, TernServer, is_graph_query, new_record, slim, summarize
+from http_query_bench import (BIBLIO_QUERIES, JSON_RESULTS, Client, TernServer, biblio_suite, is_graph_query,
+                              new_record, slim, summarize)
 from load_bench import dir_bytes, measure
 from query_bench import bsbm_suite, fmt_ms, to_json, watdiv_suite
 
@@ -307,6 +311,8 @@ def serve_and_query(args, name: str, suites: list) -> dict:
 def suites_for(args, name: str, data: Path) -> list:
     if name.startswith("watdiv"):
         return [watdiv_suite(args.watdiv_queries, args.work / name)]
+    if name.startswith("biblio"):  # the triple count only names the suite's dataset; the file is the data
+        return [biblio_suite(BIBLIO_QUERIES, 0)]
     folder = args.queries.get(name, data.parent)
     return [bsbm_suite("bsbm-explore", folder / "queries-explore", args.explore_mixes),
             bsbm_suite("bsbm-bi", folder / "queries-bi", args.bi_mixes)]
@@ -407,7 +413,8 @@ def main() -> None:
         if not path.is_file():
             ap.error(f"{name}: no file {path}")
         folder = args.queries.get(name, path.parent)
-        need = [args.watdiv_queries] if name.startswith("watdiv") else [folder / "queries-explore", folder / "queries-bi"]
+        need = ([args.watdiv_queries] if name.startswith("watdiv") else [BIBLIO_QUERIES] if name.startswith("biblio")
+                else [folder / "queries-explore", folder / "queries-bi"])
         for d in need:
             if not d.is_dir():
                 ap.error(f"{name}: no query directory {d} (--queries {name}=DIR, --watdiv-queries DIR)")

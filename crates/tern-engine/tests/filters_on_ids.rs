@@ -46,12 +46,7 @@ fn flipped(op: &str) -> &str {
 
 #[test]
 fn id_comparisons_agree_with_the_evaluator() {
-    let text: String = values()
-        .iter()
-        .enumerate()
-        .map(|(i, v)| format!("<http://example.org/s{i}> <http://example.org/v> {v} .\n"))
-        .collect();
-    let (_tmp, engine) = common::engine_over("values.nt", &text, EngineOptions::default());
+    let (_tmp, engine) = common::engine_over_values(&values());
     let run = |filter: &str| -> Vec<String> {
         let query = format!("SELECT ?s WHERE {{ ?s <http://example.org/v> ?v FILTER({filter}) }}");
         let QueryOutcome::Solutions { rows, .. } = engine.query(&query, None).unwrap() else {

@@ -54,7 +54,10 @@ pub use aggregate::Accumulator;
 pub use numeric::numeric_double;
 pub use row_eval::{MemoizedEvaluator, RowEvaluator};
 pub use scope::{PatternTest, Scope};
-pub use variables::{blank_variable, expression_variables, is_blank_variable};
+pub use variables::{
+    blank_variable, expression_variables, is_blank_variable, kind_only_variables, sub_expressions,
+    whole_read_variables,
+};
 
 /// What expressions may need from the running query.
 pub struct EvalContext<'a> {

@@ -1,14 +1,22 @@
 //! Evaluates expressions on rows of IDs: decodes the terms an expression reads,
 //! calls the term-level evaluator in [`crate::expr`], and turns results back
 //! into IDs.
+//!
+//! A variable the expression reads only for its kind (`LANG(?o)`,
+//! `isIRI(?o)`...: [`kind_only_variables`]) is not decoded when the
+//! vocabulary's kinds say it is an IRI or a simple literal: a stand-in of
+//! the same kind takes its place, since every IRI has the same kind,
+//! language and datatype, and so has every simple literal. Language
+//! strings and typed literals are decoded (their tag or datatype counts).
 
-use super::{expression_variables, Scope};
+use super::{expression_variables, kind_only_variables, Scope};
 use crate::context::QueryContext;
 use crate::{expr, EngineError};
-use oxrdf::{Term, Variable};
+use oxrdf::{Literal, NamedNode, Term, Variable};
 use spargebra::algebra::Expression;
 use std::cell::RefCell;
 use std::sync::Arc;
+use tern_index::vocab::TermKind;
 use tern_index::Id;
 
 pub struct RowEvaluator {
@@ -19,6 +27,8 @@ pub struct RowEvaluator {
     /// The column whose value the expression is, when it is a plain
     /// variable of the rows.
     plain_column: Option<usize>,
+    /// The variables read only for their kind (see the module comment).
+    kind_only: Vec<Variable>,
 }
 
 impl RowEvaluator {
@@ -37,12 +47,31 @@ impl RowEvaluator {
             _ => None,
         };
         RowEvaluator {
+            kind_only: kind_only_variables(&expression).into_iter().collect(),
             ctx,
             expression,
             variables,
             scope,
             plain_column,
         }
+    }
+
+    /// The term of `id`, or for a variable read only for its kind and a
+    /// stored IRI or simple literal, a stand-in of the same kind: no
+    /// vocabulary block decoded.
+    fn term_for(&self, variable: &Variable, id: Id) -> Result<Option<Term>, EngineError> {
+        if !self.kind_only.is_empty() && self.kind_only.contains(variable) {
+            match self.ctx.index.term_kind(id) {
+                Some(TermKind::Iri) => {
+                    return Ok(Some(NamedNode::new_unchecked("urn:tern:an-iri").into()))
+                }
+                Some(TermKind::SimpleLiteral) => {
+                    return Ok(Some(Literal::new_simple_literal("").into()))
+                }
+                _ => {}
+            }
+        }
+        self.ctx.term(id)
     }
 
     /// The column the expression just reads, if it is a plain variable of
@@ -61,7 +90,7 @@ impl RowEvaluator {
                 Some(id) => id,
                 None => row[self.variables.iter().position(|x| x == v)?],
             };
-            match self.ctx.term(id) {
+            match self.term_for(v, id) {
                 Ok(term) => term,
                 Err(e) => {
                     failure.borrow_mut().get_or_insert(e);

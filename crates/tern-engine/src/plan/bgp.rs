@@ -266,6 +266,20 @@ impl Planner {
         variables: &[Variable],
         ranges: &[(Variable, ScanRange)],
     ) -> Result<PatternRows, EngineError> {
+        // A whole range: not a narrowing, the object order a filter that
+        // decodes the object asked for (`decode_order`).
+        if let PatternTerm::Variable(object) = terms[2] {
+            let whole = ranges
+                .iter()
+                .any(|(v, range)| *v == variables[object] && range.is_all());
+            if whole
+                && terms[..2]
+                    .iter()
+                    .all(|t| *t != PatternTerm::Variable(object))
+            {
+                return Ok(PatternRows::ranged(terms, scope, Some((2, ScanRange::ALL))));
+            }
+        }
         let range = match terms {
             [subject, PatternTerm::Constant(predicate), PatternTerm::Variable(object)]
                 if subject != PatternTerm::Variable(object) =>

@@ -13,6 +13,8 @@
 //! - `filter`, `exists`: FILTER, with (NOT) EXISTS as semi (anti) joins
 //!   where that is exact; `exists_per_row` plans the pattern per solution
 //!   elsewhere; `value_range`: comparisons with constants as scan ranges;
+//!   `decode_order`: a lone pattern whose object a filter decodes, scanned
+//!   in object order;
 //!   `equality_join`: `FILTER(?a = ?b)` as a join; `seeded_filter`:
 //!   comparisons with a few-row part's values as ranges of the rest,
 //!   planned per row of that part;
@@ -30,6 +32,7 @@
 mod bgp;
 mod constant_filter;
 mod correlated;
+mod decode_order;
 mod equality_join;
 mod exists;
 mod exists_per_row;

@@ -8,8 +8,8 @@ use super::optional::OptionalJoins;
 use super::order_keys;
 use super::per_graph::{self, PER_GRAPH_LIMIT};
 use super::{
-    constant_filter, correlated, exists, group_merge, path_service, unbound_negation, union_leaf,
-    value_range, values_filter,
+    constant_filter, correlated, decode_order, exists, group_merge, path_service, unbound_negation,
+    union_leaf, value_range, values_filter,
 };
 use crate::context::QueryContext;
 use crate::exec::{
@@ -284,7 +284,10 @@ impl Planner {
                     if let Some(seeded) = self.plan_seeded_filter(expr, patterns, graph)? {
                         return Ok(seeded);
                     }
-                    let ranges = value_range::from_filter(expr, ctx, &self.bound)?;
+                    let mut ranges = value_range::from_filter(expr, ctx, &self.bound)?;
+                    if let [pattern] = patterns.as_slice() {
+                        decode_order::order_by_decoded_object(expr, pattern, &mut ranges);
+                    }
                     let (mut placement, mut rest) = FilterPlacement::of(expr);
                     let bgp = self.plan_filtered_bgp(patterns, graph, &ranges, &mut placement)?;
                     rest.extend(placement.unplaced());

@@ -28,6 +28,18 @@ pub fn engine_over(
     (tmp, Engine::of_index(index, options))
 }
 
+/// An engine over one triple `<http://example.org/sN>
+/// <http://example.org/v> VALUE` per value (N-Triples terms), N its place.
+#[allow(dead_code)] // not every test file compares values
+pub fn engine_over_values(values: &[String]) -> (tempfile::TempDir, Engine) {
+    let text: String = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| format!("<http://example.org/s{i}> <http://example.org/v> {v} .\n"))
+        .collect();
+    engine_over("values.nt", &text, EngineOptions::default())
+}
+
 /// The plan of a query, as `--explain` prints it.
 #[allow(dead_code)] // not every test file looks at plans
 pub fn plan_text(engine: &Engine, query: &str) -> String {

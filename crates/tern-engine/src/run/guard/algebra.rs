@@ -2,6 +2,7 @@
 
 use super::dismantle::dismantle;
 use super::MAX_ALGEBRA_DEPTH;
+use crate::expr::sub_expressions;
 use crate::EngineError;
 use spargebra::algebra::{
     AggregateExpression, Expression, GraphPattern, OrderExpression, PropertyPathExpression,
@@ -123,38 +124,13 @@ fn push_expression_children<'a>(
     below: usize,
     stack: &mut Vec<(Node<'a>, usize)>,
 ) {
-    use Expression as E;
     match e {
-        E::NamedNode(_) | E::Literal(_) | E::Variable(_) | E::Bound(_) => {}
-        E::Or(a, b)
-        | E::And(a, b)
-        | E::Equal(a, b)
-        | E::SameTerm(a, b)
-        | E::Greater(a, b)
-        | E::GreaterOrEqual(a, b)
-        | E::Less(a, b)
-        | E::LessOrEqual(a, b)
-        | E::Add(a, b)
-        | E::Subtract(a, b)
-        | E::Multiply(a, b)
-        | E::Divide(a, b) => {
-            stack.push((Node::Expression(a), below));
-            stack.push((Node::Expression(b), below));
-        }
-        E::UnaryPlus(a) | E::UnaryMinus(a) | E::Not(a) => stack.push((Node::Expression(a), below)),
-        E::In(a, list) => {
-            stack.push((Node::Expression(a), below));
-            stack.extend(list.iter().map(|e| (Node::Expression(e), below)));
-        }
-        E::If(a, b, c) => {
-            for e in [a, b, c] {
-                stack.push((Node::Expression(e), below));
-            }
-        }
-        E::Coalesce(list) | E::FunctionCall(_, list) => {
-            stack.extend(list.iter().map(|e| (Node::Expression(e), below)));
-        }
-        E::Exists(p) => stack.push((Node::Pattern(p), below)),
+        Expression::Exists(p) => stack.push((Node::Pattern(p), below)),
+        _ => stack.extend(
+            sub_expressions(e)
+                .into_iter()
+                .map(|e| (Node::Expression(e), below)),
+        ),
     }
 }
 
