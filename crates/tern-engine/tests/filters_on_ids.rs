@@ -26,6 +26,7 @@ fn values() -> Vec<String> {
         "\"2\"".to_owned(),
         "\"two\"@en".to_owned(),
         "<http://example.org/2>".to_owned(),
+        "_:two".to_owned(),
         format!("\"2020-01-01\"^^<{XSD}date>"),
     ] {
         values.push(other);
@@ -205,10 +206,11 @@ fn comparisons_with_an_outer_value_agree_with_the_evaluator() {
     assert!(matched > 100, "the comparisons select pairs ({matched})");
 }
 
-/// `sameTerm` of two variables is decided on IDs (one term, one ID): it
-/// must agree with the general evaluator (forced by `COALESCE`) on equal
-/// values of different terms (`1` and `01`), on IRIs and literals, and on
-/// unbound values (an error: no row passes, negated or not).
+/// `sameTerm` of two variables is decided on IDs (one term, one ID), and
+/// `=` where a value is an IRI: both must agree with the general evaluator
+/// (forced by `COALESCE`) on equal values of different terms (`1` and
+/// `01`), on IRIs and literals, and on unbound values (an error: no row
+/// passes, negated or not).
 #[test]
 fn same_term_of_two_columns_agrees_with_the_evaluator() {
     let values = values();
@@ -239,5 +241,12 @@ fn same_term_of_two_columns_agrees_with_the_evaluator() {
         let general = run(&format!("{negated}sameTerm(COALESCE(?a), ?b)"));
         assert_eq!(fast, general, "{negated}sameTerm");
         assert!(fast > 0, "{negated}sameTerm selects rows");
+        // `=` is decided on IDs where a value is an IRI: 1 = 01, NaN != NaN
+        // and string against number stay the evaluator's.
+        let fast = run(&format!("{negated}(?a = ?b)"));
+        let general = run(&format!("{negated}(COALESCE(?a) = ?b)"));
+        assert_eq!(fast, general, "{negated}(?a = ?b)");
+        assert!(fast > 0, "{negated}(?a = ?b) selects rows");
     }
+    assert_eq!(run("?a != ?b"), run("COALESCE(?a) != ?b"), "?a != ?b");
 }

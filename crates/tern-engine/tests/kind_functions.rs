@@ -44,23 +44,11 @@ fn values() -> Vec<String> {
 #[test]
 fn kind_functions_agree_with_the_evaluator() {
     let (_tmp, engine) = common::engine_over_values(&values());
-    // Each solution as its terms' N-Triples text, in sorted order.
     let run = |query: &str| -> Vec<String> {
         let QueryOutcome::Solutions { rows, .. } = engine.query(query, None).unwrap() else {
             panic!("SELECT gives solutions");
         };
-        let mut out: Vec<String> = rows
-            .map(|r| {
-                let terms = r.unwrap();
-                let texts: Vec<String> = terms
-                    .iter()
-                    .map(|t| t.as_ref().map_or("UNDEF".to_owned(), ToString::to_string))
-                    .collect();
-                texts.join(" ")
-            })
-            .collect();
-        out.sort();
-        out
+        common::sorted_solutions(rows.map(|r| r.unwrap()).collect())
     };
     let whole = "COALESCE(STRLEN(STR(?v)) >= 0, true)";
     let filters = [

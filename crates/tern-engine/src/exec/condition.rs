@@ -7,7 +7,10 @@
 //! - integer arithmetic over columns ([`IntegerComparison`]);
 //! - a variable (not) equal to an IRI: every term has one ID, and an IRI is
 //!   `=` to exactly itself (to a literal it is unequal, not an error);
-//! - `sameTerm` of two variables: equal IDs are the same term;
+//! - `sameTerm` of two variables: equal IDs are the same term; and `=` (or
+//!   `!=`) of two variables where one holds an IRI or a blank node, which
+//!   equals only itself (two literals may be equal values of different
+//!   terms, `1` and `01`, or unequal as one, NaN: the evaluator's);
 //! - `isLiteral(?v)` (or its negation): an ID's tag, or for the
 //!   vocabulary its position, says whether it is a literal (the inference
 //!   rewriting puts `!isLiteral` above every triple it reads backwards).
@@ -62,7 +65,7 @@ impl OnIds {
         if let Some(c) = IntegerComparison::compile(expression, variables, &|v| scope.value(v)) {
             return Some(OnIds::Integers(c));
         }
-        if let Some(c) = SameTermOfColumns::compile(expression, variables) {
+        if let Some(c) = SameTermOfColumns::compile(ctx, expression, variables) {
             return Some(OnIds::SameTerm(c));
         }
         if let Some(c) = IsLiteralOfColumn::compile(ctx, expression, variables) {
@@ -123,18 +126,29 @@ impl IriEquality {
 
 /// `sameTerm(?a, ?b)` of two columns, or its negation (the path rewrite's
 /// `!sameTerm(?d, ?x)` of a zero-or-one path): one term has one ID, so
-/// equal IDs are the same term.
+/// equal IDs are the same term. Also `?a = ?b` (or `!=`), for rows where
+/// one value is an IRI or a blank node: it equals itself and nothing else,
+/// and is unequal (not an error) to a literal.
 struct SameTermOfColumns {
     columns: (usize, usize),
     negated: bool,
+    /// For `=`: the first literal of the stored vocabulary (IDs below it
+    /// are IRIs); `None` for `sameTerm`, which IDs always decide.
+    first_literal: Option<Id>,
 }
 
 impl SameTermOfColumns {
-    fn compile(expression: &Expression, variables: &[Variable]) -> Option<SameTermOfColumns> {
+    fn compile(
+        ctx: &QueryContext,
+        expression: &Expression,
+        variables: &[Variable],
+    ) -> Option<SameTermOfColumns> {
         use Expression as E;
         let (expression, negated) = without_negation(expression);
-        let E::SameTerm(a, b) = expression else {
-            return None;
+        let (a, b, first_literal) = match expression {
+            E::SameTerm(a, b) => (a, b, None),
+            E::Equal(a, b) => (a, b, Some(ctx.index.first_literal().ok()?)),
+            _ => return None,
         };
         let (E::Variable(a), E::Variable(b)) = (a.as_ref(), b.as_ref()) else {
             return None;
@@ -143,13 +157,28 @@ impl SameTermOfColumns {
         Some(SameTermOfColumns {
             columns: (column(a)?, column(b)?),
             negated,
+            first_literal,
         })
     }
 
-    /// Unbound values are the evaluator's (an error).
+    /// Unbound values are the evaluator's (an error), and for `=` two
+    /// literals (or terms of the query's or the updates' own vocabulary).
     fn decide(&self, row: &[Id]) -> Option<bool> {
         let (a, b) = (row[self.columns.0], row[self.columns.1]);
-        (a != Id::UNDEFINED && b != Id::UNDEFINED).then_some((a == b) != self.negated)
+        if a == Id::UNDEFINED || b == Id::UNDEFINED {
+            return None;
+        }
+        if let Some(first_literal) = self.first_literal {
+            let resource = |id: Id| match id.tag() {
+                Tag::BlankNode => true,
+                Tag::Vocab => id < first_literal,
+                _ => false,
+            };
+            if !resource(a) && !resource(b) {
+                return None;
+            }
+        }
+        Some((a == b) != self.negated)
     }
 }
 

@@ -7,6 +7,7 @@ use super::exists;
 use super::join_order::{self, JoinTree, PatternEstimate};
 use super::join_sample::{self, ScanSpec};
 use super::planner::{GraphContext, Planner};
+use super::rows_leaf::RowsLeaf;
 use super::union_leaf::{ResolvedLeaf, UnionLeafShape};
 use crate::context::QueryContext;
 use crate::exec::{
@@ -113,16 +114,18 @@ impl Planner {
         ranges: &[(Variable, ScanRange)],
         filters: &mut FilterPlacement,
     ) -> Result<BoxedOperator, EngineError> {
-        self.plan_group(patterns, &[], graph, ranges, filters)
+        self.plan_group(patterns, &[], Vec::new(), graph, ranges, filters)
     }
 
-    /// A group of triple patterns and union leaves ([`union_leaf`]), joined
-    /// in one order: a leaf is weighed like a pattern and may be looked up
-    /// per row of the rest.
+    /// A group of triple patterns, union leaves ([`union_leaf`]) and other
+    /// planned parts ([`rows_leaf`]), joined in one order: a union leaf is
+    /// weighed like a pattern and may be looked up per row of the rest; a
+    /// planned part is read whole or hash-joined.
     pub(super) fn plan_group(
         &self,
         patterns: &[TriplePattern],
         leaves: &[UnionLeafShape<'_>],
+        rows: Vec<RowsLeaf>,
         graph: &GraphContext,
         ranges: &[(Variable, ScanRange)],
         filters: &mut FilterPlacement,
@@ -130,7 +133,7 @@ impl Planner {
         // Each triple pattern becomes a scan and a join, and ordering the
         // joins takes time quadratic in their number (4,000 patterns took
         // 1.8 s, 16,000 took 37 s), which no deadline interrupts.
-        let parts = patterns.len() + leaves.len();
+        let parts = patterns.len() + leaves.len() + rows.len();
         if parts > MAX_BGP_PATTERNS {
             return Err(EngineError::TooComplex(format!(
                 "a group of {parts} triple patterns; the limit is {MAX_BGP_PATTERNS} in one group",
@@ -177,6 +180,9 @@ impl Planner {
             missing |= leaf.is_empty();
             resolved.push(leaf);
         }
+        for leaf in &rows {
+            add_variables(&leaf.variables);
+        }
         if missing {
             return Ok(Box::new(Values::empty(all_variables)));
         }
@@ -185,6 +191,7 @@ impl Planner {
             .map(|(rows, variables, pattern)| self.pattern_estimate(*rows, variables, pattern))
             .collect();
         estimates.extend(resolved.iter().map(ResolvedLeaf::estimate));
+        estimates.extend(rows.iter().map(RowsLeaf::estimate));
         // For one row (ASK, LIMIT 1), index joins from the smallest pattern
         // find it without reading any input whole; for more, the cheapest
         // plan with its hash joins turned into lookups (`build_join_tree`)
@@ -202,13 +209,17 @@ impl Planner {
         let leaves = Leaves {
             scans: &scans,
             unions: &resolved,
+            rows: &rows,
             graph,
             morsel: None,
         };
-        if let Some(parallel) =
-            self.parallel_join_tree(&tree, &leaves, &estimator, filters, &scope)?
-        {
-            return Ok(parallel);
+        // (A planned part is one operator: it cannot be copied per core.)
+        if rows.is_empty() {
+            if let Some(parallel) =
+                self.parallel_join_tree(&tree, &leaves, &estimator, filters, &scope)?
+            {
+                return Ok(parallel);
+            }
         }
         let mut placed = |operator: BoxedOperator| filters.place(&self.ctx, operator, &scope);
         self.build_join_tree(&tree, &leaves, &estimator, &mut placed)
@@ -453,6 +464,7 @@ impl Planner {
                         let union = self.plan_union_scan(leaf, leaves.graph)?;
                         Measured::new(union, Some(leaf.rows()))
                     }
+                    Leaf::Rows(leaf) => Measured::new(leaf.take()?, Some(leaf.rows)),
                 };
                 return Ok(placed(Box::new(scan)));
             }
@@ -512,14 +524,18 @@ impl Planner {
                     leaf.detail(self),
                 ))
             }
+            // Never looked up: built once (see `rows_leaf`).
+            Leaf::Rows(leaf) => Box::new(HashJoin::new(ctx.clone(), left, leaf.take()?)),
         })
     }
 }
 
-/// The leaves of a join order: triple patterns first, then union leaves.
+/// The leaves of a join order: triple patterns first, then union leaves,
+/// then planned parts.
 pub(super) struct Leaves<'a> {
     pub scans: &'a [ScanSpec],
     pub unions: &'a [ResolvedLeaf<'a>],
+    pub rows: &'a [RowsLeaf],
     pub graph: &'a GraphContext,
     /// In a copy of the tree for one core, the part of its driving
     /// pattern's rows it reads (`parallel`).
@@ -575,6 +591,7 @@ impl Morsel {
 pub(super) enum Leaf<'a> {
     Pattern(&'a ScanSpec),
     Union(&'a ResolvedLeaf<'a>),
+    Rows(&'a RowsLeaf),
 }
 
 impl<'a> Leaves<'a> {
@@ -585,9 +602,13 @@ impl<'a> Leaves<'a> {
     }
 
     pub fn get(&self, i: usize) -> Leaf<'a> {
+        let union = i.wrapping_sub(self.scans.len());
         match self.scans.get(i) {
             Some(scan) => Leaf::Pattern(scan),
-            None => Leaf::Union(&self.unions[i - self.scans.len()]),
+            None => match self.unions.get(union) {
+                Some(leaf) => Leaf::Union(leaf),
+                None => Leaf::Rows(&self.rows[union - self.unions.len()]),
+            },
         }
     }
 
@@ -595,6 +616,7 @@ impl<'a> Leaves<'a> {
         match self.get(i) {
             Leaf::Pattern((_, variables, _)) => variables,
             Leaf::Union(leaf) => &leaf.variables,
+            Leaf::Rows(leaf) => &leaf.variables,
         }
     }
 }

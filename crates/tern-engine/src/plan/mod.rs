@@ -24,7 +24,9 @@
 //! - `path_service`: `SERVICE <urn:tern:path>` blocks as shortest-path
 //!   searches;
 //! - `union_leaf`: DISTINCT unions of triple patterns (what inference
-//!   makes of an extended pattern) as leaves of a group's join order.
+//!   makes of an extended pattern) as leaves of a group's join order;
+//!   `rows_leaf`: other parts of a join (subqueries) as leaves, where the
+//!   join as written would be a cross product.
 //!
 //! Uses the operators (`exec`), expressions (`expr`) and the query context;
 //! the query runtime (`run`) uses it.
@@ -47,6 +49,7 @@ mod parallel_group;
 mod path_service;
 mod per_graph;
 mod planner;
+mod rows_leaf;
 mod seeded_filter;
 mod unbound_negation;
 mod union_leaf;

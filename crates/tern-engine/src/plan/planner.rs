@@ -7,9 +7,10 @@ use super::exists_per_row::ExistsPerRow;
 use super::optional::OptionalJoins;
 use super::order_keys;
 use super::per_graph::{self, PER_GRAPH_LIMIT};
+use super::rows_leaf::RowsLeaf;
 use super::{
-    constant_filter, correlated, decode_order, exists, group_merge, path_service, unbound_negation,
-    union_leaf, value_range, values_filter,
+    constant_filter, correlated, decode_order, exists, group_merge, path_service, rows_leaf,
+    unbound_negation, union_leaf, value_range, values_filter,
 };
 use crate::context::QueryContext;
 use crate::exec::{
@@ -243,7 +244,14 @@ impl Planner {
                 if let Some((patterns, leaves)) = union_leaf::group_of(pattern) {
                     if union_leaf::fit(&leaves, graph) {
                         let mut no_filters = FilterPlacement::default();
-                        return self.plan_group(&patterns, &leaves, graph, &[], &mut no_filters);
+                        return self.plan_group(
+                            &patterns,
+                            &leaves,
+                            Vec::new(),
+                            graph,
+                            &[],
+                            &mut no_filters,
+                        );
                     }
                 }
                 if let Some(filtered) = values_filter::as_in_filter(left, right) {
@@ -254,6 +262,9 @@ impl Planner {
                 }
                 if let Some(regrouped) = group_merge::regroup(left, right) {
                     return self.plan_operator(&regrouped, graph);
+                }
+                if let Some(group) = self.plan_group_of_parts(pattern, None, graph)? {
+                    return Ok(group);
                 }
                 let (left, right) = (self.plan(left, graph)?, self.plan(right, graph)?);
                 // The side estimated smaller is built.
@@ -465,7 +476,7 @@ impl Planner {
         graph: &GraphContext,
     ) -> Result<Option<BoxedOperator>, EngineError> {
         let Some((patterns, leaves)) = union_leaf::group_of(inner) else {
-            return Ok(None);
+            return self.plan_group_of_parts(inner, Some(expr), graph);
         };
         if !union_leaf::fit(&leaves, graph) {
             return Ok(None);
@@ -475,7 +486,50 @@ impl Planner {
             true => FilterPlacement::of(expr),
             false => (FilterPlacement::default(), vec![expr.clone()]),
         };
-        let group = self.plan_group(&patterns, &leaves, graph, &ranges, &mut placement)?;
+        let group = self.plan_group(
+            &patterns,
+            &leaves,
+            Vec::new(),
+            graph,
+            &ranges,
+            &mut placement,
+        )?;
+        rest.extend(placement.unplaced());
+        Ok(Some(match exists::and_all(rest) {
+            Some(rest) => self.plan_filter(&rest, group, graph)?,
+            None => group,
+        }))
+    }
+
+    /// A join whose parts other than triple patterns would multiply as
+    /// written, planned as one group with those parts as leaves
+    /// ([`rows_leaf`]), under `filter` if given; `None` for other joins.
+    fn plan_group_of_parts(
+        &self,
+        pattern: &GraphPattern,
+        filter: Option<&Expression>,
+        graph: &GraphContext,
+    ) -> Result<Option<BoxedOperator>, EngineError> {
+        // Under GRAPH ?g a part may not bind ?g, and would not join on it.
+        if matches!(graph, GraphContext::Variable(_)) {
+            return Ok(None);
+        }
+        let Some((patterns, parts)) = rows_leaf::group_with_parts(pattern) else {
+            return Ok(None);
+        };
+        let rows = parts
+            .into_iter()
+            .map(|part| Ok(RowsLeaf::new(self.plan(part, graph)?)))
+            .collect::<Result<Vec<_>, EngineError>>()?;
+        let ranges = match filter {
+            Some(expr) => value_range::from_filter(expr, &self.ctx, &self.bound)?,
+            None => Vec::new(),
+        };
+        let (mut placement, mut rest) = match filter {
+            Some(expr) => FilterPlacement::of(expr),
+            None => (FilterPlacement::default(), Vec::new()),
+        };
+        let group = self.plan_group(&patterns, &[], rows, graph, &ranges, &mut placement)?;
         rest.extend(placement.unplaced());
         Ok(Some(match exists::and_all(rest) {
             Some(rest) => self.plan_filter(&rest, group, graph)?,

@@ -40,6 +40,24 @@ pub fn engine_over_values(values: &[String]) -> (tempfile::TempDir, Engine) {
     engine_over("values.nt", &text, EngineOptions::default())
 }
 
+/// Solutions as lines of their terms' N-Triples text (`UNDEF` where
+/// unbound), sorted: multisets to compare.
+#[allow(dead_code)] // not every test file compares solutions
+pub fn sorted_solutions(rows: Vec<Vec<Option<Term>>>) -> Vec<String> {
+    let mut out: Vec<String> = rows
+        .into_iter()
+        .map(|row| {
+            let texts: Vec<String> = row
+                .iter()
+                .map(|t| t.as_ref().map_or("UNDEF".to_owned(), ToString::to_string))
+                .collect();
+            texts.join(" ")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 /// The plan of a query, as `--explain` prints it.
 #[allow(dead_code)] // not every test file looks at plans
 pub fn plan_text(engine: &Engine, query: &str) -> String {
