@@ -81,6 +81,9 @@ const QUERIES: &[&str] = &[
     // per row of its input.
     "PREFIX ex: <http://example.org/> PREFIX path: <urn:tern:path:> SELECT ?e ?l WHERE { SERVICE <urn:tern:path> { [] path:source ex:person1 ; path:predicate ex:knows ; path:end ?e ; path:length ?l } }",
     "PREFIX ex: <http://example.org/> PREFIX path: <urn:tern:path:> SELECT ?a ?l WHERE { ?a ex:city ex:city3 . SERVICE <urn:tern:path> { [] path:source ?a ; path:target ex:person7 ; path:predicate ex:knows ; path:length ?l } }",
+    // Two subqueries that share no variable, joined through patterns: leaves
+    // of one join order (`plan/rows_leaf.rs`), not a cross product.
+    "PREFIX ex: <http://example.org/> SELECT ?x ?b ?c WHERE { { SELECT DISTINCT ?x WHERE { ?x ex:city ex:city1 } } { SELECT DISTINCT ?c WHERE { ?p ex:age 30 ; ex:city ?c } } ?x ex:knows ?b . ?b ex:city ?c }",
     // Under inference: the persons (by the domains) of one city, a union
     // of patterns looked up per row of the city's people.
     "PREFIX ex: <http://example.org/> SELECT ?a ?b FROM <urn:tern:inference:rdfs> WHERE { ?a ex:city ex:city3 ; a ex:Person ; ex:knows ?b }",
