@@ -132,6 +132,7 @@ def virtuoso_dir(args, dataset: str) -> Path:
 
 JSON_RESULTS = "application/sparql-results+json"
 NTRIPLES = "application/n-triples"
+TSV_RESULTS = "text/tab-separated-values"
 XSD_STRING = "^^<http://www.w3.org/2001/XMLSchema#string>"
 
 
@@ -313,18 +314,27 @@ def parse_ntriples(body: bytes) -> list[list[str]]:
     return triples
 
 
-def is_graph_query(text: str) -> bool:
-    """CONSTRUCT or DESCRIBE (BSBM explore Q12 and Q9): the first keyword after the prologue."""
+def query_form(text: str) -> str:
+    """The first keyword after the prologue, upper case (SELECT, ASK, CONSTRUCT, DESCRIBE)."""
     body = re.sub(r"#[^\n]*", "", re.sub(r"<[^<>\s]*>", "<>", text))  # IRIs out first: they may hold '#'
     body = re.sub(r"(?is)^\s*(?:(?:PREFIX\s+\S*:\s*<>|BASE\s*<>)\s*)*", "", body)
-    return bool(re.match(r"(?i)(CONSTRUCT|DESCRIBE)\b", body))
+    m = re.match(r"[A-Za-z]+", body)
+    return m.group(0).upper() if m else ""
+
+
+def is_graph_query(text: str) -> bool:
+    """CONSTRUCT or DESCRIBE (BSBM explore Q12 and Q9)."""
+    return query_form(text) in ("CONSTRUCT", "DESCRIBE")
 
 
 class Client:
-    """One persistent HTTP connection to one server."""
+    """One persistent HTTP connection to one server. With count_only, SELECT and
+    graph answers come as TSV and N-Triples and only their lines are counted as
+    they arrive (no `parsed`): memory stays bounded however large the answer
+    (a 2.4 GB JSON answer of 7.4 M rows took the parsing client to 23 GB)."""
 
-    def __init__(self, server: Server, timeout: float, grace: float):
-        self.server, self.timeout = server, timeout
+    def __init__(self, server: Server, timeout: float, grace: float, count_only: bool = False):
+        self.server, self.timeout, self.count_only = server, timeout, count_only
         self.socket_timeout = timeout + grace
         self.conn, self.reconnects = None, 0
 
@@ -351,7 +361,9 @@ class Client:
         """One run: {ms, status, error, timeout, kind, variables, rows, parsed}."""
         conn = self.connection()  # outside the clock
         body = urllib.parse.urlencode({"query": text, **self.server.extra}).encode()
-        headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": NTRIPLES if graph else JSON_RESULTS}
+        counted = self.count_only and query_form(text) != "ASK"
+        accept = NTRIPLES if graph else TSV_RESULTS if counted else JSON_RESULTS
+        headers = {"Content-Type": "application/x-www-form-urlencoded", "Accept": accept}
         out = {"status": None, "error": None, "timeout": False, "kind": None, "variables": None, "rows": None,
                "parsed": None}
         t0 = time.perf_counter()
@@ -368,15 +380,25 @@ class Client:
                 t0 = time.perf_counter()
                 conn.request("POST", self.server.path, body=body, headers=headers)
                 resp = conn.getresponse()
-            data = resp.read()
+            if counted and resp.status == 200:
+                lines = 0
+                while chunk := resp.read(1 << 20):
+                    lines += chunk.count(b"\n")
+                # One line per row or triple, and TSV's header line.
+                out.update(status=200, kind="graph" if graph else "select", rows=lines - (not graph))
+                data = None
+            else:
+                data = resp.read()
             out["status"] = resp.status
-            if resp.status == 200:
+            if data is not None and resp.status == 200:
                 if graph:
                     parsed = parse_ntriples(data)
                 else:
                     parsed = json.loads(data)
             elapsed = time.perf_counter() - t0
-            if resp.status != 200:
+            if data is None:
+                pass  # counted above
+            elif resp.status != 200:
                 out["error"] = f"HTTP {resp.status}: {data[:300].decode('utf-8', 'replace').strip()}"
             elif resp.getheader("X-SQL-State"):  # Virtuoso's partial "anytime" answer
                 out["error"] = f"partial result: {resp.getheader('X-SQL-State')} {resp.getheader('X-SQL-Message')}"
