@@ -15,7 +15,7 @@ use crate::{expr, EngineError};
 use oxrdf::{Literal, NamedNode, Term, Variable};
 use spargebra::algebra::Expression;
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use tern_index::vocab::TermKind;
 use tern_index::Id;
 
@@ -29,6 +29,17 @@ pub struct RowEvaluator {
     plain_column: Option<usize>,
     /// The variables read only for their kind (see the module comment).
     kind_only: Vec<Variable>,
+    /// When the expression reads one variable, only for its kind: its
+    /// value for every IRI and for every simple literal, computed once.
+    by_kind: Option<ValuesByKind>,
+}
+
+/// The value of an expression of one variable read only for its kind, for
+/// the two kinds whose terms all give the same value.
+struct ValuesByKind {
+    variable: Variable,
+    iri: OnceLock<Option<Term>>,
+    simple_literal: OnceLock<Option<Term>>,
 }
 
 impl RowEvaluator {
@@ -46,8 +57,19 @@ impl RowEvaluator {
             }
             _ => None,
         };
+        let kind_only: Vec<Variable> = kind_only_variables(&expression).into_iter().collect();
+        let mut read = rustc_hash::FxHashSet::default();
+        let by_kind = match expression_variables(&expression, &mut read) {
+            Some(()) if read.len() == 1 && kind_only.len() == 1 => Some(ValuesByKind {
+                variable: kind_only[0].clone(),
+                iri: OnceLock::new(),
+                simple_literal: OnceLock::new(),
+            }),
+            _ => None,
+        };
         RowEvaluator {
-            kind_only: kind_only_variables(&expression).into_iter().collect(),
+            kind_only,
+            by_kind,
             ctx,
             expression,
             variables,
@@ -82,6 +104,30 @@ impl RowEvaluator {
 
     /// The value of the expression for `row`; `None` for SPARQL errors.
     pub fn evaluate(&self, row: &[Id]) -> Result<Option<Term>, EngineError> {
+        let Some(by_kind) = &self.by_kind else {
+            return self.evaluate_row(row);
+        };
+        let id = match self.scope.value(&by_kind.variable) {
+            Some(id) => Some(id),
+            None => (self.variables.iter())
+                .position(|x| *x == by_kind.variable)
+                .map(|column| row[column]),
+        };
+        let once = match id.and_then(|id| self.ctx.index.term_kind(id)) {
+            Some(TermKind::Iri) => &by_kind.iri,
+            Some(TermKind::SimpleLiteral) => &by_kind.simple_literal,
+            _ => return self.evaluate_row(row),
+        };
+        if let Some(value) = once.get() {
+            return Ok(value.clone());
+        }
+        let value = self.evaluate_row(row)?;
+        let _ = once.set(value.clone());
+        Ok(value)
+    }
+
+    /// The value of the expression for `row`, evaluated.
+    fn evaluate_row(&self, row: &[Id]) -> Result<Option<Term>, EngineError> {
         let failure: RefCell<Option<EngineError>> = RefCell::new(None);
         let binding = |v: &Variable| -> Option<Term> {
             // Substituted by an enclosing EXISTS: the variable is a constant
