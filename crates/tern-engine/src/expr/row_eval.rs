@@ -78,6 +78,16 @@ impl RowEvaluator {
         }
     }
 
+    /// The ID of `variable` in `row`; substituted by an enclosing EXISTS,
+    /// the variable is a constant here, whatever the row says. `None` for
+    /// a variable the rows do not have.
+    fn id_of(&self, variable: &Variable, row: &[Id]) -> Option<Id> {
+        match self.scope.value(variable) {
+            Some(id) => Some(id),
+            None => Some(row[self.variables.iter().position(|x| x == variable)?]),
+        }
+    }
+
     /// The term of `id`, or for a variable read only for its kind and a
     /// stored IRI or simple literal, a stand-in of the same kind: no
     /// vocabulary block decoded.
@@ -107,13 +117,9 @@ impl RowEvaluator {
         let Some(by_kind) = &self.by_kind else {
             return self.evaluate_row(row);
         };
-        let id = match self.scope.value(&by_kind.variable) {
-            Some(id) => Some(id),
-            None => (self.variables.iter())
-                .position(|x| *x == by_kind.variable)
-                .map(|column| row[column]),
-        };
-        let once = match id.and_then(|id| self.ctx.index.term_kind(id)) {
+        let once = match (self.id_of(&by_kind.variable, row))
+            .and_then(|id| self.ctx.index.term_kind(id))
+        {
             Some(TermKind::Iri) => &by_kind.iri,
             Some(TermKind::SimpleLiteral) => &by_kind.simple_literal,
             _ => return self.evaluate_row(row),
@@ -130,13 +136,7 @@ impl RowEvaluator {
     fn evaluate_row(&self, row: &[Id]) -> Result<Option<Term>, EngineError> {
         let failure: RefCell<Option<EngineError>> = RefCell::new(None);
         let binding = |v: &Variable| -> Option<Term> {
-            // Substituted by an enclosing EXISTS: the variable is a constant
-            // here, whatever the row says.
-            let id = match self.scope.value(v) {
-                Some(id) => id,
-                None => row[self.variables.iter().position(|x| x == v)?],
-            };
-            match self.term_for(v, id) {
+            match self.term_for(v, self.id_of(v, row)?) {
                 Ok(term) => term,
                 Err(e) => {
                     failure.borrow_mut().get_or_insert(e);

@@ -8,6 +8,7 @@ use super::optional::OptionalJoins;
 use super::order_keys;
 use super::per_graph::{self, PER_GRAPH_LIMIT};
 use super::rows_leaf::RowsLeaf;
+use super::union_leaf::UnionLeafShape;
 use super::{
     constant_filter, correlated, decode_order, exists, group_merge, path_service, rows_leaf,
     unbound_negation, union_leaf, value_range, values_filter,
@@ -21,7 +22,7 @@ use crate::expr::Scope;
 use crate::EngineError;
 use oxrdf::{Term, Variable};
 use spargebra::algebra::{Expression, GraphPattern};
-use spargebra::term::{GroundTerm, NamedNodePattern};
+use spargebra::term::{GroundTerm, NamedNodePattern, TriplePattern};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use tern_index::Id;
@@ -481,24 +482,10 @@ impl Planner {
         if !union_leaf::fit(&leaves, graph) {
             return Ok(None);
         }
-        let ranges = value_range::from_filter(expr, &self.ctx, &self.bound)?;
-        let (mut placement, mut rest) = match leaves.iter().all(|l| l.complex.is_empty()) {
-            true => FilterPlacement::of(expr),
-            false => (FilterPlacement::default(), vec![expr.clone()]),
-        };
-        let group = self.plan_group(
-            &patterns,
-            &leaves,
-            Vec::new(),
-            graph,
-            &ranges,
-            &mut placement,
-        )?;
-        rest.extend(placement.unplaced());
-        Ok(Some(match exists::and_all(rest) {
-            Some(rest) => self.plan_filter(&rest, group, graph)?,
-            None => group,
-        }))
+        // A leaf that may leave a variable unbound takes no filter below it.
+        let placed = leaves.iter().all(|l| l.complex.is_empty());
+        self.plan_group_under(&patterns, &leaves, Vec::new(), Some((expr, placed)), graph)
+            .map(Some)
     }
 
     /// A join whose parts other than triple patterns would multiply as
@@ -521,20 +508,37 @@ impl Planner {
             .into_iter()
             .map(|part| Ok(RowsLeaf::new(self.plan(part, graph)?)))
             .collect::<Result<Vec<_>, EngineError>>()?;
+        self.plan_group_under(&patterns, &[], rows, filter.map(|f| (f, true)), graph)
+            .map(Some)
+    }
+
+    /// A group (triple patterns, union leaves, planned parts) under
+    /// `filter`: its ranges narrow the scans, its conjuncts go to the lowest
+    /// join that binds their variables when `placed` (the rest, and all of
+    /// it otherwise, above the group).
+    fn plan_group_under(
+        &self,
+        patterns: &[TriplePattern],
+        leaves: &[UnionLeafShape<'_>],
+        rows: Vec<RowsLeaf>,
+        filter: Option<(&Expression, bool)>,
+        graph: &GraphContext,
+    ) -> Result<BoxedOperator, EngineError> {
         let ranges = match filter {
-            Some(expr) => value_range::from_filter(expr, &self.ctx, &self.bound)?,
+            Some((expr, _)) => value_range::from_filter(expr, &self.ctx, &self.bound)?,
             None => Vec::new(),
         };
         let (mut placement, mut rest) = match filter {
-            Some(expr) => FilterPlacement::of(expr),
+            Some((expr, true)) => FilterPlacement::of(expr),
+            Some((expr, false)) => (FilterPlacement::default(), vec![expr.clone()]),
             None => (FilterPlacement::default(), Vec::new()),
         };
-        let group = self.plan_group(&patterns, &[], rows, graph, &ranges, &mut placement)?;
+        let group = self.plan_group(patterns, leaves, rows, graph, &ranges, &mut placement)?;
         rest.extend(placement.unplaced());
-        Ok(Some(match exists::and_all(rest) {
-            Some(rest) => self.plan_filter(&rest, group, graph)?,
-            None => group,
-        }))
+        match exists::and_all(rest) {
+            Some(rest) => self.plan_filter(&rest, group, graph),
+            None => Ok(group),
+        }
     }
 }
 

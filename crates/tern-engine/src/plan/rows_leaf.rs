@@ -21,6 +21,7 @@
 //! plans it gives are the ones the benchmarks measured.
 
 use super::join_order::PatternEstimate;
+use super::union_leaf::has_blank_node;
 use crate::exec::BoxedOperator;
 use crate::EngineError;
 use oxrdf::Variable;
@@ -103,7 +104,7 @@ fn collect<'a>(
         }
         // Blank nodes are scoped to their group: merged with another
         // group's, equal labels would join.
-        GraphPattern::Bgp { patterns: bgp } if !bgp.iter().any(has_blank_node) => {
+        GraphPattern::Bgp { patterns: bgp } if !has_blank_node(bgp) => {
             patterns.extend(bgp.iter().cloned());
             Some(())
         }
@@ -113,11 +114,6 @@ fn collect<'a>(
             Some(())
         }
     }
-}
-
-fn has_blank_node(pattern: &TriplePattern) -> bool {
-    matches!(pattern.subject, TermPattern::BlankNode(_))
-        || matches!(pattern.object, TermPattern::BlankNode(_))
 }
 
 /// The variables of `pattern`, when each is bound in every solution it

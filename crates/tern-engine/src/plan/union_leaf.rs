@@ -129,7 +129,7 @@ pub(super) fn fit(leaves: &[UnionLeafShape<'_>], graph: &GraphContext) -> bool {
     }
 }
 
-fn has_blank_node(patterns: &[TriplePattern]) -> bool {
+pub(super) fn has_blank_node(patterns: &[TriplePattern]) -> bool {
     patterns.iter().any(|p| {
         matches!(p.subject, TermPattern::BlankNode(_))
             || matches!(p.object, TermPattern::BlankNode(_))
