@@ -300,7 +300,7 @@ impl IndexJoin {
             &self.ctx,
             &mut self.readers,
             (terms, graph),
-            self.pattern.range_on,
+            &self.pattern,
             rows,
             row_out,
             &self.lookups,
@@ -363,7 +363,7 @@ impl IndexJoin {
         let shares = self.parallel.run(
             &self.ctx,
             &keys,
-            self.pattern.range_on,
+            &self.pattern,
             width,
             most_values,
             &self.lookups,

@@ -38,13 +38,13 @@ pub fn lookup_binding(
     ctx: &QueryContext,
     readers: &mut Readers,
     key: LookupKey,
-    range_on: Option<(usize, tern_index::ScanRange)>,
+    unbound: &PatternRows,
     rows: &mut Vec<Id>,
     row_out: &mut [Id],
     lookups: &AtomicU64,
 ) -> Result<usize, EngineError> {
     lookups.fetch_add(1, Ordering::Relaxed);
-    let pattern = PatternRows::ranged(key.0, key.1, range_on);
+    let pattern = unbound.bound_to(key.0, key.1);
     let mut found = 0;
     pattern.lookup(ctx, readers, row_out, |row| {
         rows.extend_from_slice(row);
@@ -78,7 +78,7 @@ impl ParallelLookups {
         &mut self,
         ctx: &QueryContext,
         keys: &[LookupKey],
-        range_on: Option<(usize, tern_index::ScanRange)>,
+        unbound: &PatternRows,
         width: usize,
         most_values: usize,
         lookups: &AtomicU64,
@@ -109,7 +109,7 @@ impl ParallelLookups {
                         ctx,
                         readers,
                         key,
-                        range_on,
+                        unbound,
                         &mut found.rows,
                         &mut row_out,
                         lookups,

@@ -284,7 +284,7 @@ impl UnionOfPatterns {
                 }
                 other => other,
             };
-            let pattern = PatternRows::ranged(terms, graph, branch.pattern.range_on);
+            let pattern = branch.pattern.bound_to(terms, graph);
             let mut error = None;
             pattern.lookup(ctx, readers, &mut row_out, |row| {
                 if error.is_some() {

@@ -155,7 +155,7 @@ fn count_matches(
     for &value in values {
         let mut terms = pattern.terms;
         terms[position] = PatternTerm::Constant(value);
-        let bound = PatternRows::ranged(terms, pattern.graph, pattern.range_on);
+        let bound = pattern.bound_to(terms, pattern.graph);
         let count = Scan::estimate(ctx, &bound)?;
         total += count;
         hits += usize::from(count > 0);
