@@ -319,3 +319,30 @@ fn a_group_after_a_subquery_is_merged_with_the_union_that_follows() {
     );
     assert!(!plan.contains("HashJoin on ?d"), "{plan}");
 }
+
+/// A GROUP BY of a lone pattern's object reads the pattern in the object's
+/// order (each group's rows together), with the same groups.
+#[test]
+fn grouping_by_an_object_scans_in_its_order() {
+    let query = "SELECT ?c (COUNT(?d) AS ?n) WHERE { ?d ex:partOf ?c } GROUP BY ?c";
+    assert_eq!(rows(query), ["c=c1 n=2", "c=d2 n=1"]);
+    let explained = plan(query);
+    assert!(
+        explained.contains("Scan POS ?d <http://example.org/partOf> ?c"),
+        "{explained}"
+    );
+    // By the subject: the predicate's subject order as before.
+    let by_subject = "SELECT ?d (COUNT(?c) AS ?n) WHERE { ?d ex:creator ?c } GROUP BY ?d";
+    assert_eq!(
+        rows(by_subject),
+        ["d=d1 n=1", "d=d2 n=1", "d=d3 n=1", "d=d4 n=1"]
+    );
+    assert!(
+        plan(by_subject).contains("Scan PSO"),
+        "{}",
+        plan(by_subject)
+    );
+    // Several keys in a row of one group, and a key unbound in some rows.
+    let optional = "SELECT ?e (COUNT(*) AS ?n) WHERE { ?d ex:creator ?a OPTIONAL { ?d ex:editor ?e } } GROUP BY ?e";
+    assert_eq!(rows(optional), ["e=- n=3", "e=a n=1"]);
+}

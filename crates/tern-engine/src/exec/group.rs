@@ -81,6 +81,10 @@ pub struct Groups {
     accumulators: Vec<Accumulator>,
     /// What the accumulators keep (DISTINCT sets, GROUP_CONCAT text).
     held: usize,
+    /// The group of the row added last: a row of the same key (the next
+    /// row of input sorted on the key, as a scan in the key's order is)
+    /// finds it without hashing. Only a hint: checked against its key.
+    last: usize,
 }
 
 /// The values of a group's key columns: one ID without an allocation
@@ -531,9 +535,14 @@ impl Group {
             }
         };
         let per_group = self.aggregates.len();
-        // One lookup for a group seen before (most rows).
-        if let Some(&g) = groups.index.get(&key) {
-            let g = g as usize;
+        // The group of the row before, or one lookup for a group seen
+        // before (most rows).
+        let seen = match groups.keys.get(groups.last) == Some(&key) {
+            true => Some(groups.last),
+            false => groups.index.get(&key).map(|&g| g as usize),
+        };
+        if let Some(g) = seen {
+            groups.last = g;
             let accumulators = &mut groups.accumulators[g * per_group..(g + 1) * per_group];
             self.accumulate(row, accumulators, &mut groups.held)?;
         } else if let Some(spilled) = self.spilled.as_mut().filter(|s| s.spilling()) {
@@ -541,6 +550,7 @@ impl Group {
         } else {
             let g = groups.len();
             groups.push(key.clone(), self.accumulators());
+            groups.last = g;
             let accumulators = &mut groups.accumulators[g * per_group..];
             self.accumulate(row, accumulators, &mut groups.held)?;
         }

@@ -48,6 +48,7 @@ mod scan;
 mod semi_join;
 mod shortest_path;
 mod slice;
+mod solution_index;
 mod sort_steps;
 mod spill;
 mod synonyms;

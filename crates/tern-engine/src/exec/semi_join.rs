@@ -6,16 +6,16 @@
 
 use super::condition::Condition;
 use super::profile::OperatorInfo;
+use super::solution_index::{Keep, SolutionIndex};
 use super::{Batch, BoxedOperator, Operator};
 use crate::context::{MemoryCharge, QueryContext};
-use crate::expr::is_blank_variable;
 use crate::expr::Scope;
+use crate::expr::{expression_variables, is_blank_variable};
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
-use rustc_hash::FxHashMap;
+use rustc_hash::FxHashSet;
 use spargebra::algebra::Expression;
-use std::collections::hash_map::Entry;
 use std::sync::Arc;
 use tern_index::Id;
 
@@ -36,59 +36,10 @@ pub struct SemiJoin {
     /// Filters of the pattern that read outer variables, over the outer
     /// row followed by the `extra` columns of a solution.
     residual: Option<Condition>,
-}
-
-/// The pattern's solutions, cut to the shared columns then the extra ones,
-/// indexed on the shared columns. Solutions always bind the shared
-/// variables; filtered rows may not, so a probe with unbound variables
-/// looks in an index on the bound ones only, built on first need.
-pub struct SolutionIndex {
-    stride: usize,
-    shared: usize,
-    /// Solutions kept (with no columns, at most one).
-    count: usize,
-    rows: Vec<Id>,
-    /// By mask of the shared columns used: key values → row numbers.
-    by_mask: FxHashMap<u32, FxHashMap<Vec<Id>, Vec<u32>>>,
-    /// What the indexes built on first need cost.
-    memory: Option<MemoryCharge>,
-}
-
-impl SolutionIndex {
-    fn row(&self, i: u32) -> &[Id] {
-        let start = i as usize * self.stride;
-        &self.rows[start..start + self.stride]
-    }
-
-    fn bytes(&self) -> u64 {
-        (self.rows.len() * 8 + self.count * (self.shared * 8 + 56)) as u64
-    }
-
-    /// Builds the index on the shared columns in `mask` if it is missing.
-    fn ensure_index(&mut self, mask: u32, ctx: &QueryContext) -> Result<(), EngineError> {
-        if !self.by_mask.contains_key(&mask) {
-            let columns: Vec<usize> = (0..self.shared).filter(|c| mask >> c & 1 == 1).collect();
-            let mut map: FxHashMap<Vec<Id>, Vec<u32>> = FxHashMap::default();
-            for i in 0..self.count as u32 {
-                let row = self.row(i);
-                map.entry(columns.iter().map(|&c| row[c]).collect())
-                    .or_default()
-                    .push(i);
-            }
-            let bytes = self.bytes() * (self.by_mask.len() as u64 + 1);
-            self.memory
-                .get_or_insert_with(|| ctx.memory_charge())
-                .set(bytes)?;
-            self.by_mask.insert(mask, map);
-        }
-        Ok(())
-    }
-}
-
-impl crate::suspend::StashSize for SolutionIndex {
-    fn stash_bytes(&self) -> usize {
-        self.bytes() as usize * self.by_mask.len().max(1)
-    }
+    /// Whether the residual condition's value is a function of the row
+    /// (no RAND(), BNODE(), EXISTS): solutions equal on the columns kept
+    /// then pass or fail it alike, and only one of them is kept.
+    residual_of_row: bool,
 }
 
 impl SemiJoin {
@@ -113,10 +64,16 @@ impl SemiJoin {
             .filter_map(|(o, v)| Some((o, pattern_vars.iter().position(|p| p == v)?)))
             .collect();
         let mut extra = Vec::new();
+        let mut residual_of_row = false;
         let residual = residual.map(|expression| {
+            // The columns the condition reads (all of them when it is not a
+            // function of the row: an EXISTS inside may read any).
+            let mut read = FxHashSet::default();
+            residual_of_row = expression_variables(&expression, &mut read).is_some();
             let mut variables = outer_vars.to_vec();
             for (column, v) in pattern_vars.iter().enumerate() {
-                if !outer_vars.contains(v) && !is_blank_variable(v) {
+                let needed = !residual_of_row || read.contains(v);
+                if !outer_vars.contains(v) && !is_blank_variable(v) && needed {
                     extra.push(column);
                     variables.push(v.clone());
                 }
@@ -133,6 +90,7 @@ impl SemiJoin {
             shared,
             extra,
             residual,
+            residual_of_row,
         }
     }
 
@@ -143,51 +101,30 @@ impl SemiJoin {
             .map(|&(_, p)| p)
             .chain(self.extra.iter().copied())
             .collect();
-        let stride = columns.len();
-        let shared = self.shared.len();
         // Without a residual condition only the distinct keys matter (the
         // row is its key); with no columns at all, one solution stands for
-        // all.
-        let dedup = self.residual.is_none() || stride == 0;
-        let mut rows = Vec::new();
-        let mut full: FxHashMap<Vec<Id>, Vec<u32>> = FxHashMap::default();
-        let mut count = 0usize;
-        while let Some(batch) = pattern.next_batch()? {
+        // all. With a condition that is a function of the row, only the
+        // distinct rows of the columns kept: `NOT EXISTS { ?d dc:creator
+        // ?e ; dcterms:issued ?y FILTER(?y > ?py) }` keeps an author's
+        // years, not each of a prolific author's ten thousand papers,
+        // which every filtered row of theirs would check again.
+        let keep = match (&self.residual, columns.len()) {
+            (None, _) | (_, 0) => Keep::OnePerGroup,
+            _ if self.residual_of_row => Keep::DistinctRows,
+            _ => Keep::All,
+        };
+        let next_rows = |rows: &mut Vec<Id>| {
+            let Some(batch) = pattern.next_batch()? else {
+                return Ok(None);
+            };
             self.ctx.check()?;
             for i in 0..batch.len {
-                let key: Vec<Id> = columns[..shared]
-                    .iter()
-                    .map(|&c| batch.columns[c][i])
-                    .collect();
-                let entry = full.entry(key);
-                if dedup && matches!(entry, Entry::Occupied(_)) {
-                    continue;
-                }
-                entry.or_default().push(count as u32);
                 rows.extend(columns.iter().map(|&c| batch.columns[c][i]));
-                count += 1;
             }
-            self.memory
-                .set((rows.len() * 8 + count * (shared * 8 + 56)) as u64)?;
-            if stride == 0 && count > 0 {
-                break;
-            }
-        }
-        let all = if shared >= 32 {
-            u32::MAX
-        } else {
-            (1u32 << shared) - 1
+            Ok(Some(batch.len))
         };
-        let mut by_mask = FxHashMap::default();
-        by_mask.insert(all, full);
-        Ok(SolutionIndex {
-            stride,
-            shared,
-            count,
-            rows,
-            by_mask,
-            memory: None,
-        })
+        let charge = |bytes| self.memory.set(bytes);
+        SolutionIndex::build(columns.len(), self.shared.len(), keep, next_rows, charge)
     }
 
     /// Whether the pattern has a solution compatible with `row` (that
@@ -207,21 +144,20 @@ impl SemiJoin {
                 key.push(row[o]);
             }
         }
-        table.ensure_index(mask, ctx)?;
-        let Some(candidates) = table.by_mask[&mask].get(&key) else {
-            return Ok(false);
-        };
+        table.prepare(mask, ctx)?;
+        let candidates = table.candidates(mask, &key);
         let Some(residual) = residual else {
             return Ok(!candidates.is_empty());
         };
+        let shared_count = shared.len();
         let mut merged = row.to_vec();
-        for &i in candidates {
+        for i in candidates.iter() {
             let solution = table.row(i);
             merged.truncate(row.len());
             for (c, &(o, _)) in shared.iter().enumerate() {
                 merged[o] = solution[c];
             }
-            merged.extend_from_slice(&solution[table.shared..]);
+            merged.extend_from_slice(&solution[shared_count..]);
             if residual.is_true(&merged)? {
                 return Ok(true);
             }
@@ -295,7 +231,7 @@ impl Operator for SemiJoin {
                 self.table = Some(self.build(pattern.as_mut())?);
             }
             let table = self.table.as_mut().expect("built above");
-            if table.count == 0 && !self.anti {
+            if table.count() == 0 && !self.anti {
                 return Ok(None);
             }
             let out = batch.retain_rows(|row| {

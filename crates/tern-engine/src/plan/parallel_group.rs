@@ -10,6 +10,8 @@ use crate::exec::{BoxedOperator, Group, ParallelGroup, ParallelPipelines};
 use crate::EngineError;
 use oxrdf::Variable;
 use spargebra::algebra::{AggregateExpression, GraphPattern};
+use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+use tern_index::ScanRange;
 
 impl Planner {
     pub(super) fn plan_grouping(
@@ -19,7 +21,13 @@ impl Planner {
         aggregates: &[(Variable, AggregateExpression)],
         graph: &GraphContext,
     ) -> Result<BoxedOperator, EngineError> {
-        let input = self.plan(inner, graph)?;
+        let input = match grouped_in_key_order(inner, keys) {
+            Some(patterns) => {
+                let whole_key = [(keys[0].clone(), ScanRange::ALL)];
+                self.plan_ranged_bgp(patterns, graph, &whole_key)?
+            }
+            None => self.plan(inner, graph)?,
+        };
         let parts = ParallelPipelines::parts(&self.ctx);
         let from_rows = self.ctx.parallel_from_rows().unwrap_or(PARALLEL_MIN_ROWS);
         // Over rows made on one core the routing (a copy of every row, on
@@ -37,5 +45,29 @@ impl Planner {
         } else {
             Box::new(Group::new(self.ctx.clone(), input, keys, aggregates, scope))
         })
+    }
+}
+
+/// A GROUP BY of one variable, the object of a lone pattern (`?x bib:cites
+/// ?d` grouped by `?d`), is fed by a scan in the object's order (the whole
+/// range of it asked for, as `decode_order` asks): rows of one group then
+/// come one after another, and the grouping finds each row's group
+/// without hashing (the group of the row before). In subject order every
+/// row is a hash lookup into all the groups (482 K at 10M triples).
+fn grouped_in_key_order<'a>(
+    inner: &'a GraphPattern,
+    keys: &[Variable],
+) -> Option<&'a [TriplePattern]> {
+    let (GraphPattern::Bgp { patterns }, [key]) = (inner, keys) else {
+        return None;
+    };
+    let [pattern] = patterns.as_slice() else {
+        return None;
+    };
+    let elsewhere = matches!(&pattern.subject, TermPattern::Variable(v) if v == key)
+        || matches!(&pattern.predicate, NamedNodePattern::Variable(v) if v == key);
+    match &pattern.object {
+        TermPattern::Variable(object) if object == key && !elsewhere => Some(patterns),
+        _ => None,
     }
 }
