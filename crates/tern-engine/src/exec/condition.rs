@@ -20,6 +20,7 @@
 //! SPARQL's rules in full.
 
 use super::integer_comparison::{comparison, IntegerComparison};
+use super::Batch;
 use crate::context::QueryContext;
 use crate::expr::RowEvaluator;
 use crate::expr::Scope;
@@ -119,7 +120,10 @@ impl IriEquality {
     /// Unbound values are the evaluator's (an error, which FILTER treats
     /// as false, also under `!`).
     fn decide(&self, row: &[Id]) -> Option<bool> {
-        let value = row[self.column];
+        self.decide_value(row[self.column])
+    }
+
+    fn decide_value(&self, value: Id) -> Option<bool> {
         (value != Id::UNDEFINED).then_some((value == self.iri) != self.negated)
     }
 }
@@ -261,6 +265,40 @@ impl Condition {
         self.conjuncts.iter().all(|c| c.on_ids.is_some())
     }
 
+    /// Which rows of `batch` pass: one conjunct after the other over the
+    /// rows still kept, a comparison with a constant read straight from
+    /// its column (no row copied, and one conjunct's checks in one tight
+    /// loop), the others row by row. BSBM Q05 at 100M filters 87 K rows of
+    /// its two numeric bands this way.
+    pub fn select(&self, batch: &Batch) -> Result<Vec<bool>, EngineError> {
+        let mut keep = vec![true; batch.len];
+        let mut row = Vec::with_capacity(batch.columns.len());
+        for conjunct in &self.conjuncts {
+            for (i, kept) in keep.iter_mut().enumerate() {
+                if !*kept {
+                    continue;
+                }
+                let decided = match &conjunct.on_ids {
+                    Some(OnIds::Constant(c)) => c.decide_value(batch.columns[c.column][i]),
+                    Some(OnIds::Iri(c)) => c.decide_value(batch.columns[c.column][i]),
+                    Some(other) => {
+                        batch.row_into(i, &mut row);
+                        other.decide(&row)
+                    }
+                    None => None,
+                };
+                *kept = match decided {
+                    Some(pass) => pass,
+                    None => {
+                        batch.row_into(i, &mut row);
+                        conjunct.general.is_true(&row)?
+                    }
+                };
+            }
+        }
+        Ok(keep)
+    }
+
     pub fn is_true(&self, row: &[Id]) -> Result<bool, EngineError> {
         for conjunct in &self.conjuncts {
             let pass = match conjunct.on_ids.as_ref().and_then(|c| c.decide(row)) {
@@ -348,7 +386,10 @@ impl IdComparison {
 
     /// The answer for this row if the IDs decide it.
     fn decide(&self, row: &[Id]) -> Option<bool> {
-        let value = row[self.column];
+        self.decide_value(row[self.column])
+    }
+
+    fn decide_value(&self, value: Id) -> Option<bool> {
         let order = match value.tag() {
             _ if value.tag() != self.constant.tag() => return None,
             Tag::Date | Tag::DateTime => tern_index::inline::compare_times(value, self.constant)?,

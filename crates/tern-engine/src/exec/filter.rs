@@ -70,13 +70,7 @@ impl Operator for Filter {
         let condition = &self.condition;
         next_kept(&mut self.input, &self.ctx, |batch| {
             if condition.on_ids() {
-                let mut row = Vec::with_capacity(batch.columns.len());
-                (0..batch.len)
-                    .map(|i| {
-                        batch.row_into(i, &mut row);
-                        condition.is_true(&row)
-                    })
-                    .collect()
+                condition.select(batch)
             } else {
                 super::map_rows(batch, |row| condition.is_true(row))
             }
