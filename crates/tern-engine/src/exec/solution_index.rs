@@ -162,6 +162,9 @@ impl SolutionIndex {
                 break;
             }
         }
+        // Placing the rows group after group holds a second copy of them
+        // for a moment.
+        charge(Self::collected_bytes(&collected, shared) + collected.rows.len() as u64 * 8)?;
         let index = Self::grouped(collected, stride, shared, keep);
         charge(index.bytes())?;
         Ok(index)
