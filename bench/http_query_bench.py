@@ -380,28 +380,22 @@ class Client:
                 t0 = time.perf_counter()
                 conn.request("POST", self.server.path, body=body, headers=headers)
                 resp = conn.getresponse()
+            out["status"] = resp.status
+            lines = parsed = None
             if counted and resp.status == 200:
-                lines = 0
-                while chunk := resp.read(1 << 20):
-                    lines += chunk.count(b"\n")
-                # One line per row or triple, and TSV's header line.
-                out.update(status=200, kind="graph" if graph else "select", rows=lines - (not graph))
-                data = None
+                lines = sum(chunk.count(b"\n") for chunk in iter(lambda: resp.read(1 << 20), b""))
             else:
                 data = resp.read()
-            out["status"] = resp.status
-            if data is not None and resp.status == 200:
-                if graph:
-                    parsed = parse_ntriples(data)
-                else:
-                    parsed = json.loads(data)
+                if resp.status == 200:
+                    parsed = parse_ntriples(data) if graph else json.loads(data)
             elapsed = time.perf_counter() - t0
-            if data is None:
-                pass  # counted above
-            elif resp.status != 200:
+            if resp.status != 200:
                 out["error"] = f"HTTP {resp.status}: {data[:300].decode('utf-8', 'replace').strip()}"
             elif resp.getheader("X-SQL-State"):  # Virtuoso's partial "anytime" answer
                 out["error"] = f"partial result: {resp.getheader('X-SQL-State')} {resp.getheader('X-SQL-Message')}"
+            elif lines is not None:
+                # One line per row or triple, and TSV's header line.
+                out.update(kind="graph" if graph else "select", rows=lines - (not graph))
             elif graph:
                 out.update(kind="graph", rows=len(parsed), parsed=parsed)
             elif "boolean" in parsed:

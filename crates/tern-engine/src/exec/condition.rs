@@ -75,6 +75,16 @@ impl OnIds {
         IriEquality::compile(ctx, expression, variables).map(OnIds::Iri)
     }
 
+    /// [`decide`](Self::decide) for row `i` of `batch`: a comparison of one
+    /// column with a constant reads that column, the others the row.
+    fn decide_in(&self, batch: &Batch, i: usize, row: &mut BatchRow) -> Option<bool> {
+        match self {
+            OnIds::Constant(c) => c.decide_value(batch.columns[c.column][i]),
+            OnIds::Iri(c) => c.decide_value(batch.columns[c.column][i]),
+            _ => self.decide(row.of(batch, i)),
+        }
+    }
+
     fn decide(&self, row: &[Id]) -> Option<bool> {
         match self {
             OnIds::Constant(c) => c.decide(row),
@@ -83,6 +93,24 @@ impl OnIds {
             OnIds::SameTerm(c) => c.decide(row),
             OnIds::Literal(c) => c.decide(row),
         }
+    }
+}
+
+/// A row of a batch, copied out of its columns once, when something reads
+/// it whole.
+#[derive(Default)]
+struct BatchRow {
+    values: Vec<Id>,
+    row: Option<usize>,
+}
+
+impl BatchRow {
+    fn of(&mut self, batch: &Batch, i: usize) -> &[Id] {
+        if self.row != Some(i) {
+            batch.row_into(i, &mut self.values);
+            self.row = Some(i);
+        }
+        &self.values
     }
 }
 
@@ -272,27 +300,19 @@ impl Condition {
     /// its two numeric bands this way.
     pub fn select(&self, batch: &Batch) -> Result<Vec<bool>, EngineError> {
         let mut keep = vec![true; batch.len];
-        let mut row = Vec::with_capacity(batch.columns.len());
+        let mut row = BatchRow::default();
         for conjunct in &self.conjuncts {
             for (i, kept) in keep.iter_mut().enumerate() {
                 if !*kept {
                     continue;
                 }
-                let decided = match &conjunct.on_ids {
-                    Some(OnIds::Constant(c)) => c.decide_value(batch.columns[c.column][i]),
-                    Some(OnIds::Iri(c)) => c.decide_value(batch.columns[c.column][i]),
-                    Some(other) => {
-                        batch.row_into(i, &mut row);
-                        other.decide(&row)
-                    }
-                    None => None,
-                };
+                let decided = conjunct
+                    .on_ids
+                    .as_ref()
+                    .and_then(|c| c.decide_in(batch, i, &mut row));
                 *kept = match decided {
                     Some(pass) => pass,
-                    None => {
-                        batch.row_into(i, &mut row);
-                        conjunct.general.is_true(&row)?
-                    }
+                    None => conjunct.general.is_true(row.of(batch, i))?,
                 };
             }
         }

@@ -259,16 +259,12 @@ fn bound_prefix(
         ([1, 2], None | Some(0)) => Permutation::Pos,
         (bound, next) => Permutation::for_bound(bound, next),
     };
-    let mask = |positions: &[usize]| positions.iter().fold(0u8, |m, &i| m | 1 << i);
-    let leads_with = |p: &Permutation, positions: &[usize]| {
-        mask(&p.order()[..positions.len()]) == mask(positions)
-    };
-    if lead.is_empty() || lead.len() > len || leads_with(&perm, lead) {
+    if lead.len() > len || perm.leads_with(lead) {
         return (perm, len);
     }
     let preferred = Permutation::ALL.into_iter().find(|p| {
-        leads_with(p, &bound[..len])
-            && leads_with(p, lead)
+        p.leads_with(&bound[..len])
+            && p.leads_with(lead)
             && next.is_none_or(|n| p.order().get(len) == Some(&n))
     });
     (preferred.unwrap_or(perm), len)

@@ -220,26 +220,36 @@ impl SolutionIndex {
         }
     }
 
-    /// Keeps one of each repeated row of a group: each group's rows are
-    /// sorted, and the groups moved together.
-    fn distinct_in_groups(placed: Vec<Id>, stride: usize, groups: &mut [Range<u32>]) -> Vec<Id> {
-        let mut out = Vec::with_capacity(placed.len());
-        let mut order = Vec::new();
+    /// Keeps one of each repeated row of a group, in place: each group's
+    /// rows are copied aside, sorted, and written back without repeats
+    /// where the groups before it ended (never past its own start), so
+    /// that no third copy of all the rows is made.
+    fn distinct_in_groups(
+        mut placed: Vec<Id>,
+        stride: usize,
+        groups: &mut [Range<u32>],
+    ) -> Vec<Id> {
+        let mut written = 0;
+        let mut group_rows: Vec<Id> = Vec::new();
+        let mut order: Vec<usize> = Vec::new();
         for group in groups.iter_mut() {
-            let start = out.len() / stride;
-            let row = |r: u32| &placed[r as usize * stride..(r as usize + 1) * stride];
+            let (start, end) = (group.start as usize * stride, group.end as usize * stride);
+            group_rows.clear();
+            group_rows.extend_from_slice(&placed[start..end]);
+            let row = |r: usize| &group_rows[r * stride..(r + 1) * stride];
             order.clear();
-            order.extend(group.clone());
-            if order.len() > 1 {
-                order.sort_unstable_by(|&a, &b| row(a).cmp(row(b)));
-                order.dedup_by(|a, b| row(*a) == row(*b));
-            }
+            order.extend(0..group.len());
+            order.sort_unstable_by(|&a, &b| row(a).cmp(row(b)));
+            order.dedup_by(|a, b| row(*a) == row(*b));
+            let first = written / stride.max(1);
             for &r in &order {
-                out.extend_from_slice(row(r));
+                placed[written..written + stride].copy_from_slice(row(r));
+                written += stride;
             }
-            *group = start as u32..(out.len() / stride) as u32;
+            *group = first as u32..(first + order.len()) as u32;
         }
-        out
+        placed.truncate(written);
+        placed
     }
 
     /// How many solutions are kept.
@@ -261,16 +271,22 @@ impl SolutionIndex {
     /// `mask` (a bit per shared column) use: built on first need for a
     /// probe that leaves some unbound.
     pub fn prepare(&mut self, mask: u32, ctx: &QueryContext) -> Result<(), EngineError> {
-        match mask.count_ones() as usize == self.shared {
+        match self.all_shared(mask) {
             true => Ok(()),
             false => self.ensure_index(mask, ctx),
         }
     }
 
+    /// Whether `mask` has every shared column: the groups answer those
+    /// probes, the indexes built on first need the others.
+    fn all_shared(&self, mask: u32) -> bool {
+        mask.count_ones() as usize == self.shared
+    }
+
     /// The solutions whose shared values in `mask` are `key`, in that
     /// order (after [`prepare`](Self::prepare) for that mask).
     pub fn candidates(&self, mask: u32, key: &[Id]) -> Candidates<'_> {
-        if key.len() == self.shared {
+        if self.all_shared(mask) {
             return match self.numbers.get(key) {
                 Some(g) => Candidates::Run(self.groups[g as usize].clone()),
                 None => Candidates::Run(0..0),

@@ -22,17 +22,32 @@ pub fn order_by_decoded_object(
     pattern: &TriplePattern,
     ranges: &mut Vec<(Variable, ScanRange)>,
 ) {
-    let TermPattern::Variable(object) = &pattern.object else {
+    let Some(object) = orderable_object(pattern) else {
         return;
     };
-    let elsewhere = matches!(&pattern.subject, TermPattern::Variable(v) if v == object)
-        || matches!(&pattern.predicate, NamedNodePattern::Variable(v) if v == object);
-    if elsewhere || ranges.iter().any(|(v, _)| v == object) {
+    if ranges.iter().any(|(v, _)| v == object) {
         return;
     }
     if whole_read_variables(filter).contains(object) {
-        ranges.push((object.clone(), ScanRange::ALL));
+        ranges.push(object_order(object));
     }
+}
+
+/// The pattern's object variable, when a scan can be asked for in its order:
+/// it is a variable that neither the subject nor the predicate repeats.
+pub fn orderable_object(pattern: &TriplePattern) -> Option<&Variable> {
+    let TermPattern::Variable(object) = &pattern.object else {
+        return None;
+    };
+    let elsewhere = matches!(&pattern.subject, TermPattern::Variable(v) if v == object)
+        || matches!(&pattern.predicate, NamedNodePattern::Variable(v) if v == object);
+    (!elsewhere).then_some(object)
+}
+
+/// What asks a scan for `object`'s order (see `Planner::narrowed`): the
+/// whole range of its values.
+pub fn object_order(object: &Variable) -> (Variable, ScanRange) {
+    (object.clone(), ScanRange::ALL)
 }
 
 #[cfg(test)]

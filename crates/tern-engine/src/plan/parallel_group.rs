@@ -4,14 +4,14 @@
 //! there is a key to route them by (without GROUP BY all rows make one
 //! group).
 
+use super::decode_order;
 use super::parallel::PARALLEL_MIN_ROWS;
 use super::planner::{GraphContext, Planner};
 use crate::exec::{BoxedOperator, Group, ParallelGroup, ParallelPipelines};
 use crate::EngineError;
 use oxrdf::Variable;
 use spargebra::algebra::{AggregateExpression, GraphPattern};
-use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
-use tern_index::ScanRange;
+use spargebra::term::TriplePattern;
 
 impl Planner {
     pub(super) fn plan_grouping(
@@ -23,8 +23,7 @@ impl Planner {
     ) -> Result<BoxedOperator, EngineError> {
         let input = match grouped_in_key_order(inner, keys) {
             Some(patterns) => {
-                let whole_key = [(keys[0].clone(), ScanRange::ALL)];
-                self.plan_ranged_bgp(patterns, graph, &whole_key)?
+                self.plan_ranged_bgp(patterns, graph, &[decode_order::object_order(&keys[0])])?
             }
             None => self.plan(inner, graph)?,
         };
@@ -49,11 +48,11 @@ impl Planner {
 }
 
 /// A GROUP BY of one variable, the object of a lone pattern (`?x bib:cites
-/// ?d` grouped by `?d`), is fed by a scan in the object's order (the whole
-/// range of it asked for, as `decode_order` asks): rows of one group then
-/// come one after another, and the grouping finds each row's group
-/// without hashing (the group of the row before). In subject order every
-/// row is a hash lookup into all the groups (482 K at 10M triples).
+/// ?d` grouped by `?d`), is fed by a scan in the object's order (asked for as
+/// `decode_order` asks): rows of one group then come one after another, and
+/// the grouping finds each row's group without hashing (the group of the
+/// row before). In subject order every row is a hash lookup into all the
+/// groups (482 K at 10M triples).
 fn grouped_in_key_order<'a>(
     inner: &'a GraphPattern,
     keys: &[Variable],
@@ -61,13 +60,8 @@ fn grouped_in_key_order<'a>(
     let (GraphPattern::Bgp { patterns }, [key]) = (inner, keys) else {
         return None;
     };
-    let [pattern] = patterns.as_slice() else {
-        return None;
-    };
-    let elsewhere = matches!(&pattern.subject, TermPattern::Variable(v) if v == key)
-        || matches!(&pattern.predicate, NamedNodePattern::Variable(v) if v == key);
-    match &pattern.object {
-        TermPattern::Variable(object) if object == key && !elsewhere => Some(patterns),
+    match patterns.as_slice() {
+        [pattern] if decode_order::orderable_object(pattern) == Some(key) => Some(patterns),
         _ => None,
     }
 }

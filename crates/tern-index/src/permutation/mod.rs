@@ -93,14 +93,19 @@ impl Permutation {
         quad
     }
 
+    /// Whether the triple positions `positions` (in any order) are this
+    /// permutation's leading columns.
+    pub fn leads_with(self, positions: &[usize]) -> bool {
+        let mask = |positions: &[usize]| positions.iter().fold(0u8, |m, &i| m | 1 << i);
+        mask(&self.order()[..positions.len().min(3)]) == mask(positions)
+    }
+
     /// The permutation that has the given positions (in any order) as its leading
     /// columns, preferring `next` as the column right after them. Every set
     /// of bound positions leads some permutation; `next` is only a preference
     /// (with the subject bound, no permutation has the object next).
     pub fn for_bound(bound: &[usize], next: Option<usize>) -> Permutation {
-        let mask = |positions: &[usize]| positions.iter().fold(0u8, |m, &i| m | 1 << i);
-        let leads = |p: &Permutation| mask(&p.order()[..bound.len().min(3)]) == mask(bound);
-        let candidates = || Permutation::ALL.into_iter().filter(leads);
+        let candidates = || Permutation::ALL.into_iter().filter(|p| p.leads_with(bound));
         candidates()
             .find(|p| next.is_none_or(|n| p.order().get(bound.len()) == Some(&n)))
             .or_else(|| candidates().next())
