@@ -299,6 +299,8 @@ def main() -> None:
                     help="oxigraph CLI, from setup_peers.sh (default: %(default)s)")
     ap.add_argument("--work", type=Path, default=DEFAULT_DATA / "inference",
                     help="data files, stores and server logs (default: %(default)s)")
+    ap.add_argument("--virtuoso-buffers", type=int, default=340000,
+                    help="Virtuoso's NumberOfBuffers, 8 KiB pages (default: %(default)s, 2.6 GiB)")
     ap.add_argument("--no-load", action="store_true",
                     help="reuse the stores an earlier run built in --work (no load times in the report)")
     ap.add_argument("--check-closure", action="store_true",

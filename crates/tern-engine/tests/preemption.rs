@@ -87,7 +87,12 @@ const QUERIES: &[&str] = &[
     // Under inference: the persons (by the domains) of one city, a union
     // of patterns looked up per row of the city's people.
     "PREFIX ex: <http://example.org/> SELECT ?a ?b FROM <urn:tern:inference:rdfs> WHERE { ?a ex:city ex:city3 ; a ex:Person ; ex:knows ?b }",
+    // Every person (the subjects of knows and email), a union read whole
+    // (`UnionScan`) that pauses between its index batches.
+    UNION_READ_WHOLE,
 ];
+
+const UNION_READ_WHOLE: &str = "PREFIX ex: <http://example.org/> SELECT ?x FROM <urn:tern:inference:rdfs> WHERE { ?x a ex:Person }";
 
 /// The next number of a xorshift sequence: seeded, reproducible suspension
 /// points.
@@ -333,6 +338,32 @@ fn queries_paused_at_every_turn_end_return_the_uninterrupted_results() {
     // Sorts, groups, hash joins, MINUS and filters pause; plain scans
     // always have rows to give.
     assert!(paused_queries >= 5, "only {paused_queries} queries paused");
+}
+
+/// A union read whole (what inference makes of `?x a ex:Person`) reads its
+/// patterns over several turns, a batch of the index per turn that is over
+/// before it starts, and gives the same persons however often it is
+/// suspended in the middle of its reading.
+#[test]
+fn a_union_read_whole_pauses_while_it_reads() {
+    let (_tmp, engine) = engine();
+    let expected = canonical(uninterrupted(&engine, UNION_READ_WHOLE), false);
+    assert!(expected.len() > 8_000, "{} persons", expected.len());
+    let stash = Stash::default();
+    let (got, pauses) = in_turns(&engine, UNION_READ_WHOLE, usize::MAX, &stash);
+    assert_eq!(canonical(got, false), expected);
+    // The knows triples alone fill four index batches.
+    assert!(pauses >= 4, "the union paused {pauses} times");
+    for suspend_every in [1, 2] {
+        let stash = Stash::default();
+        let (got, _) = in_turns(&engine, UNION_READ_WHOLE, suspend_every, &stash);
+        assert_eq!(
+            canonical(got, false),
+            expected,
+            "suspending every {suspend_every}"
+        );
+        assert!(stash.is_empty(), "state left behind");
+    }
 }
 
 /// Queries of scans and pipelined joins (merge joins of a star, an index

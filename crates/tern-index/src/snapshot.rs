@@ -310,6 +310,18 @@ impl Snapshot {
         }
     }
 
+    /// The first row `r` with `lo <= r <= hi` of `perm`, changes merged
+    /// in: a seek, for walking the distinct values of a column.
+    pub fn first_row(&self, perm: Permutation, lo: Row, hi: Row) -> Result<Option<Row>> {
+        if self.delta.runs.is_empty() {
+            return self.base.permutation(perm).first(&lo, &hi);
+        }
+        match self.scan_between(perm, lo, hi).next().transpose()? {
+            Some(batch) => Ok(Some(batch.row(0))),
+            None => Ok(None),
+        }
+    }
+
     /// Repeated small scans of `perm` (see [`Index::lookup`]).
     pub fn lookup(&self, perm: Permutation) -> MergedLookup {
         MergedLookup::new(self.base.lookup(perm), self.delta.runs.clone(), perm)

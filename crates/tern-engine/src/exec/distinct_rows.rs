@@ -4,6 +4,7 @@
 
 use super::union_of_patterns::{dedup_sorted, UnionRow};
 use crate::context::{QueryContext, SynonymTable};
+use crate::suspend::StashSize;
 use tern_index::{Id, Tag};
 
 /// Words of one chunk of a [`ChunkedBits`]: 64 Ki bits, 8 KiB.
@@ -230,5 +231,11 @@ impl DistinctRows {
         self.expand_later.extend(other.expand_later);
         let mut rows = other.rows;
         self.add(&mut rows);
+    }
+}
+
+impl StashSize for DistinctRows {
+    fn stash_bytes(&self) -> usize {
+        self.bytes()
     }
 }

@@ -5,13 +5,19 @@
 //! rewriting makes of `?x a ub:Person` (43 patterns) counts its instances
 //! this way.
 //!
-//! It computes its rows on the first call, in sorted order, and hands them
-//! out a batch at a time. Its state is how many it handed out: resuming
-//! computes them again and skips those, so the token travels to any server.
+//! It reads its patterns first, pausing at the end of a turn with each
+//! unfinished pattern's position (a union of 18 M index rows takes longer
+//! than a turn), then hands its rows out in sorted order, a batch at a time.
+//! Saved while reading, its state is the positions and the rows so far
+//! (stashed); saved after, the rows (stashed) and how many it handed out.
+//! Its checkpoint, once the rows are read, is how many it handed out:
+//! resuming from it computes them again and skips those, so a token that
+//! carries it travels to any server.
 
 use super::distinct_rows::DistinctRows;
 use super::profile::OperatorInfo;
 use super::union_of_patterns::UnionOfPatterns;
+use super::union_whole_scan::BranchTask;
 use super::{Batch, Operator, BATCH_ROWS};
 use crate::context::{MemoryCharge, QueryContext};
 use crate::suspend::{bad_state, OperatorState, Stash};
@@ -23,6 +29,8 @@ pub struct UnionScan {
     ctx: Arc<QueryContext>,
     memory: MemoryCharge,
     union: UnionOfPatterns,
+    /// While the patterns are read: what is left to read, and the rows so far.
+    reading: Option<Reading>,
     /// The rows, once computed.
     rows: Option<Batch>,
     /// Rows handed out (or, before they are computed, to skip).
@@ -30,27 +38,112 @@ pub struct UnionScan {
     detail: String,
 }
 
+struct Reading {
+    tasks: Vec<BranchTask>,
+    sink: DistinctRows,
+}
+
+/// `numbers[0]` of a state saved while the patterns were read; then the
+/// number of tasks, and per task its branch and `0`, or `1` and the row
+/// after which it goes on. The rows so far are stashed.
+const READING: u64 = u64::MAX;
+
+/// `numbers[0]` of a state saved with the rows read (stashed); then the
+/// rows handed out. A checkpoint is the rows handed out alone (read again
+/// on resuming, anywhere).
+const STASHED_ROWS: u64 = u64::MAX - 1;
+
 impl UnionScan {
     pub fn new(ctx: Arc<QueryContext>, union: UnionOfPatterns, detail: String) -> UnionScan {
         UnionScan {
             memory: ctx.memory_charge(),
             ctx,
             union,
+            reading: None,
             rows: None,
             handed_out: 0,
             detail,
         }
     }
 
-    fn compute(&mut self) -> Result<(), EngineError> {
-        let mut sink = DistinctRows::new(&self.ctx, self.union.variables.len());
+    /// Reads on; `false` when the turn ended first (read on at the next
+    /// call).
+    fn compute(&mut self) -> Result<bool, EngineError> {
+        let width = self.union.variables.len();
+        let mut reading = match self.reading.take() {
+            Some(reading) => reading,
+            None => Reading {
+                tasks: self.union.all_tasks(),
+                sink: DistinctRows::new(&self.ctx, width),
+            },
+        };
         let memory = &self.memory;
+        let charge = |bytes| memory.set(bytes);
         self.union
-            .scan_all(&self.ctx, &mut sink, &|bytes| memory.set(bytes))?;
-        let rows = sink.finish();
+            .read_tasks(&self.ctx, &mut reading.tasks, &mut reading.sink, &charge)?;
+        if !reading.tasks.is_empty() {
+            self.reading = Some(reading);
+            // Taken for the operators above: this one stops.
+            self.ctx.should_yield();
+            return Ok(false);
+        }
+        self.union
+            .finish_reading(&self.ctx, &mut reading.sink, &charge)?;
+        let rows = reading.sink.finish();
         self.memory
             .set((rows.len * rows.columns.len().max(1) * 8) as u64)?;
         self.rows = Some(rows);
+        Ok(true)
+    }
+
+    fn save_reading(&mut self, stash: &Stash) -> Option<OperatorState> {
+        let reading = self.reading.take()?;
+        let mut numbers = vec![READING, reading.tasks.len() as u64];
+        for task in &reading.tasks {
+            numbers.push(task.branch as u64);
+            match task.after {
+                None => numbers.push(0),
+                Some(row) => {
+                    numbers.push(1);
+                    numbers.extend(row);
+                }
+            }
+        }
+        let mut state = OperatorState::new(numbers, Vec::new());
+        state.stashed = Some(stash.put(reading.sink));
+        Some(state)
+    }
+
+    fn restore_reading(&mut self, state: &OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        let bad = || bad_state("union scan positions");
+        let count = state.number(1)?;
+        let mut tasks = Vec::new();
+        let mut at = 2;
+        for _ in 0..count {
+            let branch = usize::try_from(state.number(at)?).map_err(|_| bad())?;
+            if branch >= self.union.branches.len() {
+                return Err(bad());
+            }
+            let after = match state.number(at + 1)? {
+                0 => None,
+                1 => {
+                    let mut row = [0; 4];
+                    for (i, value) in row.iter_mut().enumerate() {
+                        *value = state.number(at + 2 + i)?;
+                    }
+                    at += 4;
+                    Some(row)
+                }
+                _ => return Err(bad()),
+            };
+            at += 2;
+            tasks.push(BranchTask { branch, after });
+        }
+        let sink: DistinctRows = state.take_stashed(stash, "union rows read so far")?;
+        if sink.width() != self.union.variables.len() {
+            return Err(bad());
+        }
+        self.reading = Some(Reading { tasks, sink });
         Ok(())
     }
 }
@@ -76,24 +169,57 @@ impl Operator for UnionScan {
         self.union.complex().iter().map(|c| c.as_ref()).collect()
     }
 
-    fn save(&mut self, _stash: &Stash) -> Result<OperatorState, EngineError> {
+    fn save(&mut self, stash: &Stash) -> Result<OperatorState, EngineError> {
+        if let Some(state) = self.save_reading(stash) {
+            return Ok(state);
+        }
+        // The rows are kept rather than read again: reading them may have
+        // taken many turns.
+        if let Some(rows) = self.rows.take() {
+            let mut state =
+                OperatorState::new(vec![STASHED_ROWS, self.handed_out as u64], Vec::new());
+            state.stashed = Some(stash.put(rows));
+            return Ok(state);
+        }
         Ok(OperatorState::new(vec![self.handed_out as u64], Vec::new()))
     }
 
     fn checkpoint(&self) -> Option<OperatorState> {
+        // The rows read so far would have to be stashed.
+        if self.reading.is_some() {
+            return None;
+        }
         Some(OperatorState::new(vec![self.handed_out as u64], Vec::new()))
     }
 
-    fn restore(&mut self, state: OperatorState, _stash: &Stash) -> Result<(), EngineError> {
+    fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
+        self.rows = None;
+        self.reading = None;
+        self.handed_out = 0;
+        match state.number(0)? {
+            READING => return self.restore_reading(&state, stash),
+            STASHED_ROWS => {
+                let rows: Batch = state.take_stashed(stash, "union rows")?;
+                let handed_out = usize::try_from(state.number(1)?)
+                    .ok()
+                    .filter(|&n| n <= rows.len && rows.columns.len() == self.union.variables.len())
+                    .ok_or_else(|| bad_state("union scan rows"))?;
+                self.memory
+                    .set((rows.len * rows.columns.len().max(1) * 8) as u64)?;
+                self.rows = Some(rows);
+                self.handed_out = handed_out;
+                return Ok(());
+            }
+            _ => {}
+        }
         self.handed_out =
             usize::try_from(state.number(0)?).map_err(|_| bad_state("union scan rows"))?;
-        self.rows = None;
         Ok(())
     }
 
     fn next_batch(&mut self) -> Result<Option<Batch>, EngineError> {
-        if self.rows.is_none() {
-            self.compute()?;
+        if self.rows.is_none() && !self.compute()? {
+            return Ok(Some(Batch::with_columns(self.union.variables.len())));
         }
         let rows = self.rows.as_ref().expect("computed");
         if self.handed_out >= rows.len {

@@ -2,7 +2,9 @@
 //! pattern scanned in the order that brings its output's repeats
 //! together, column by column where the batch allows, on all cores when
 //! the union is large (its patterns split between threads, each with its
-//! own sink, merged at the end).
+//! own sink, merged at the end). The reading stops at the end of a turn
+//! with each unfinished pattern's position ([`BranchTask`]), so a union of
+//! millions of rows pauses like every other operator.
 
 use super::distinct_rows::DistinctRows;
 use super::pattern_rows::PatternRows;
@@ -13,7 +15,7 @@ use super::union_of_patterns::{
 use crate::context::{QueryContext, SynonymTable};
 use crate::EngineError;
 use rayon::prelude::*;
-use tern_index::{Id, ScanRange};
+use tern_index::{Id, Row, ScanRange};
 
 /// Rows (estimated) from which a union is read on several threads: below,
 /// the threads' start and their sinks' merge cost more than they save.
@@ -29,47 +31,80 @@ const DEFERRED_SYNONYM_RATIO: u64 = 4;
 /// query's memory budget may refuse them).
 pub type Charge<'a> = &'a (dyn Fn(u64) -> Result<(), EngineError> + Sync);
 
+/// A pattern of the union still to read: its branch and, when it was read
+/// in part, the last row read of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BranchTask {
+    pub branch: usize,
+    pub after: Option<Row>,
+}
+
 impl UnionOfPatterns {
-    /// Every row of the union into `sink` (nothing bound): each pattern
-    /// scanned whole, the complex branches read whole.
-    pub fn scan_all(
-        &mut self,
+    /// Every stored pattern, none read yet.
+    pub fn all_tasks(&self) -> Vec<BranchTask> {
+        (0..self.branches.len())
+            .map(|branch| BranchTask {
+                branch,
+                after: None,
+            })
+            .collect()
+    }
+
+    /// Reads the patterns of `tasks` whole into `sink` until they are read
+    /// or the turn is over (checked after each batch, on every thread);
+    /// leaves in `tasks` what is still to read, each pattern from where it
+    /// stopped. Once `tasks` is empty, [`finish_reading`](Self::finish_reading)
+    /// completes the rows.
+    pub fn read_tasks(
+        &self,
         ctx: &QueryContext,
+        tasks: &mut Vec<BranchTask>,
         sink: &mut DistinctRows,
         charge: Charge<'_>,
     ) -> Result<(), EngineError> {
+        // Decided on the whole union, so that every turn decides the same.
         let total: u64 = self.branches.iter().map(|b| b.rows).sum();
         let defer_synonyms = self
             .synonyms
             .as_deref()
             .is_some_and(|t| total >= t.len() as u64 * DEFERRED_SYNONYM_RATIO);
-        let threads = rayon::current_num_threads().min(self.branches.len());
-        if threads > 1 && total >= PARALLEL_ROWS {
-            let groups = balance(&self.branches, threads);
-            let reader = self.reader(defer_synonyms);
+        let reader = self.reader(defer_synonyms);
+        let left: u64 = tasks.iter().map(|t| self.branches[t.branch].rows).sum();
+        let threads = rayon::current_num_threads().min(tasks.len());
+        if threads > 1 && left >= PARALLEL_ROWS {
+            let groups = balance(&self.branches, std::mem::take(tasks), threads);
             let branches = &self.branches;
-            let sinks: Vec<Result<DistinctRows, EngineError>> = groups
+            let read: Vec<Result<(DistinctRows, Vec<BranchTask>), EngineError>> = groups
                 .into_par_iter()
                 .map(|group| {
                     let mut own = DistinctRows::new(ctx, sink.width());
                     // Each thread is charged for its share as if all
                     // held as much.
                     let share = |bytes: u64| charge(bytes * threads as u64);
-                    for b in group {
-                        reader.scan_branch(ctx, &branches[b], &mut own, &share)?;
-                    }
-                    Ok(own)
+                    let left = reader.read_group(ctx, branches, group, &mut own, &share)?;
+                    Ok((own, left))
                 })
                 .collect();
-            for own in sinks {
-                sink.merge(own?);
+            for result in read {
+                let (own, left) = result?;
+                sink.merge(own);
+                tasks.extend(left);
             }
         } else {
-            let reader = self.reader(defer_synonyms);
-            for branch in &self.branches {
-                reader.scan_branch(ctx, branch, sink, charge)?;
-            }
+            let group = std::mem::take(tasks);
+            *tasks = reader.read_group(ctx, &self.branches, group, sink, charge)?;
         }
+        Ok(())
+    }
+
+    /// After every pattern is read: the synonyms of one-column values added
+    /// and the complex branches read whole.
+    pub fn finish_reading(
+        &mut self,
+        ctx: &QueryContext,
+        sink: &mut DistinctRows,
+        charge: Charge<'_>,
+    ) -> Result<(), EngineError> {
         if let Some(table) = self.synonyms.as_deref() {
             sink.expand_synonyms(table);
         }
@@ -105,14 +140,41 @@ struct BranchReader<'a> {
 }
 
 impl BranchReader<'_> {
-    /// One stored pattern, read whole, into `sink`.
+    /// The patterns of `group`, one after the other, into `sink`; what is
+    /// left of them when the turn ends (nothing: all read).
+    fn read_group(
+        &self,
+        ctx: &QueryContext,
+        branches: &[UnionBranch],
+        group: Vec<BranchTask>,
+        sink: &mut DistinctRows,
+        charge: Charge<'_>,
+    ) -> Result<Vec<BranchTask>, EngineError> {
+        for (i, task) in group.iter().enumerate() {
+            let stopped =
+                self.scan_branch(ctx, &branches[task.branch], task.after, sink, charge)?;
+            if let Some(after) = stopped {
+                let mut left = vec![BranchTask {
+                    branch: task.branch,
+                    after: Some(after),
+                }];
+                left.extend_from_slice(&group[i + 1..]);
+                return Ok(left);
+            }
+        }
+        Ok(Vec::new())
+    }
+
+    /// One stored pattern, read into `sink` from after `after` (from its
+    /// start without); the last row read when the turn ended first.
     fn scan_branch(
         &self,
         ctx: &QueryContext,
         branch: &UnionBranch,
+        after: Option<Row>,
         sink: &mut DistinctRows,
         charge: Charge<'_>,
-    ) -> Result<(), EngineError> {
+    ) -> Result<Option<Row>, EngineError> {
         let unbound = vec![None; self.columns];
         let mut chunk: Vec<UnionRow> = Vec::new();
         let synonyms = self.synonyms;
@@ -145,10 +207,13 @@ impl BranchReader<'_> {
             )
         };
         let mut previous: Option<UnionRow> = None;
-        for batch in ctx
+        let mut scan = ctx
             .index
-            .scan(pattern.perm, pattern.prefix(), pattern.scan_range)
-        {
+            .scan(pattern.perm, pattern.prefix(), pattern.scan_range);
+        if let Some(row) = after {
+            scan.resume_after(row);
+        }
+        for batch in scan {
             let batch = batch?;
             ctx.check()?;
             let default_graph = batch.columns[3].iter().all(|g| *g == Id::DEFAULT_GRAPH);
@@ -215,24 +280,31 @@ impl BranchReader<'_> {
             }
             sink.add(&mut chunk);
             charge(sink.bytes() as u64)?;
+            // The thread that hears it leaves the signal to the operator.
+            if ctx.turn_over() {
+                return Ok(Some(batch.row(batch.len() - 1)));
+            }
         }
-        Ok(())
+        Ok(None)
     }
 }
 
-/// The branches split into `threads` groups of about equal estimated rows
+/// The tasks split into `threads` groups of about equal estimated rows
 /// (largest first, each to the lightest group).
-fn balance(branches: &[UnionBranch], threads: usize) -> Vec<Vec<usize>> {
-    let mut order: Vec<usize> = (0..branches.len()).collect();
-    order.sort_by_key(|&b| std::cmp::Reverse(branches[b].rows));
+fn balance(
+    branches: &[UnionBranch],
+    mut tasks: Vec<BranchTask>,
+    threads: usize,
+) -> Vec<Vec<BranchTask>> {
+    tasks.sort_by_key(|t| std::cmp::Reverse(branches[t.branch].rows));
     let mut groups = vec![(0u64, Vec::new()); threads];
-    for b in order {
+    for task in tasks {
         let lightest = groups
             .iter_mut()
             .min_by_key(|(rows, _)| *rows)
             .expect("at least one group");
-        lightest.0 += branches[b].rows.max(1);
-        lightest.1.push(b);
+        lightest.0 += branches[task.branch].rows.max(1);
+        lightest.1.push(task);
     }
     groups.into_iter().map(|(_, group)| group).collect()
 }

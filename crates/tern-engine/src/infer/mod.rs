@@ -19,10 +19,12 @@
 //! default, or in its own text with `FROM <urn:tern:inference:MODE>` (see
 //! [`take_markers`]).
 
+mod node_facts;
 mod rewrite;
 mod schema;
 mod vocabulary;
 
+pub use node_facts::NodeFacts;
 pub use rewrite::rewrite;
 pub use schema::SchemaCache;
 

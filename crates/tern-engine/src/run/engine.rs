@@ -8,7 +8,8 @@ use super::QueryOutcome;
 use crate::context::{CancelFlag, GraphSet, Limits, QueryContext, SharedMemory};
 use crate::exec::{Construct, Describe, Measured, Profile};
 use crate::infer::{
-    rewrite, take_markers, Inference, InferenceMode, SameAsAnswers, SchemaCache, MARKER_NAMESPACE,
+    rewrite, take_markers, Inference, InferenceMode, NodeFacts, SameAsAnswers, SchemaCache,
+    MARKER_NAMESPACE,
 };
 use crate::plan::{GraphContext, OptionalJoins, Planner};
 use crate::suspend::{SavedQuery, Stash};
@@ -362,7 +363,8 @@ impl Engine {
             if mode.regime == Inference::OwlRl && !schema.synonym_ids.is_empty() {
                 let _ = ctx.synonyms.set(schema.synonym_ids.clone());
             }
-            rewritten = rewrite(pattern, &schema, mode)?;
+            let facts = NodeFacts::new(&ctx)?;
+            rewritten = rewrite(pattern, &schema, Some(&facts), mode)?;
             &rewritten
         };
         let mut root = planner.plan(pattern, &GraphContext::Default)?;

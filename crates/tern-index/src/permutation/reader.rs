@@ -325,29 +325,30 @@ impl PermutationReader {
         Ok(cuts)
     }
 
-    /// The first and the last row `r` with `lo <= r <= hi`, if any.
-    pub fn ends(&self, lo: &Row, hi: &Row) -> Result<Option<(Row, Row)>> {
-        let blocks = self.candidate_blocks(lo, hi);
-        let row = |columns: &[Vec<u64>], i: usize| {
-            [columns[0][i], columns[1][i], columns[2][i], columns[3][i]]
-        };
-        let mut first = None;
-        for b in blocks.clone() {
+    /// The first row `r` with `lo <= r <= hi`, if any: a seek that decodes
+    /// (or finds cached) the one block it lands in and copies no batch.
+    pub fn first(&self, lo: &Row, hi: &Row) -> Result<Option<Row>> {
+        for b in self.candidate_blocks(lo, hi) {
             let columns = self.decode_cached(b, true)?;
             let rows = rows_between(&columns, lo, hi);
             if !rows.is_empty() {
-                first = Some(row(&columns, rows.start));
-                break;
+                return Ok(Some(row_at(&columns, rows.start)));
             }
         }
-        let Some(first) = first else {
+        Ok(None)
+    }
+
+    /// The first and the last row `r` with `lo <= r <= hi`, if any.
+    pub fn ends(&self, lo: &Row, hi: &Row) -> Result<Option<(Row, Row)>> {
+        let blocks = self.candidate_blocks(lo, hi);
+        let Some(first) = self.first(lo, hi)? else {
             return Ok(None);
         };
         for b in blocks.rev() {
             let columns = self.decode_cached(b, true)?;
             let rows = rows_between(&columns, lo, hi);
             if !rows.is_empty() {
-                return Ok(Some((first, row(&columns, rows.end - 1))));
+                return Ok(Some((first, row_at(&columns, rows.end - 1))));
             }
         }
         Ok(None)
@@ -407,6 +408,10 @@ impl PermutationReader {
         debug_assert_eq!(columns[0].len(), n);
         Ok(rows_between(&columns, lo, hi).len() as u64)
     }
+}
+
+fn row_at(columns: &[Vec<u64>], i: usize) -> Row {
+    [columns[0][i], columns[1][i], columns[2][i], columns[3][i]]
 }
 
 /// Finds the rows of many small ranges one after another, as an index join

@@ -11,10 +11,12 @@
 //! without a class or property that depends on itself through a
 //! definition; see `docs/inference.md` for what it leaves out.
 
+mod facts;
 mod patterns;
 mod same_as;
 mod terms;
 
+use super::node_facts::NodeFacts;
 use super::schema::Direction;
 use super::schema::Schema;
 use super::{Inference, InferenceMode, SameAsAnswers};
@@ -30,9 +32,12 @@ use terms::{alternatives_path, named_blank, oriented_step, pattern_variables};
 pub const MAX_REWRITTEN_PATTERNS: usize = 20_000;
 
 /// `pattern` with every triple pattern matched under `mode`'s entailment.
+/// With `facts`, alternatives over stored triples that the data shows
+/// cannot match (a constant end without the property) are left out.
 pub fn rewrite(
     pattern: &GraphPattern,
     schema: &Schema,
+    facts: Option<&NodeFacts<'_>>,
     mode: InferenceMode,
 ) -> Result<GraphPattern, EngineError> {
     if mode.regime == Inference::None {
@@ -40,6 +45,7 @@ pub fn rewrite(
     }
     let mut rewriter = Rewriter {
         schema,
+        facts,
         same_as: mode.same_as,
         fresh: 0,
         produced: 0,
@@ -52,6 +58,8 @@ pub fn rewrite(
 
 struct Rewriter<'a> {
     schema: &'a Schema,
+    /// What the data says about the query's constants, when known.
+    facts: Option<&'a NodeFacts<'a>>,
     same_as: SameAsAnswers,
     /// Hidden variables made so far.
     fresh: usize,

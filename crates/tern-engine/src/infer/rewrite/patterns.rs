@@ -95,7 +95,9 @@ impl Rewriter<'_> {
                     let mut alternatives = vec![self.leaf(pattern)];
                     for class in self.schema.derived_classes.clone() {
                         let derived = self.class(subject, &class.clone().into())?;
-                        alternatives.push(self.bound_to(derived, subject, None, c, class));
+                        if !derived.is_empty() {
+                            alternatives.push(self.bound_to(derived, subject, None, c, class));
+                        }
                     }
                     Ok(Some(alternatives))
                 }
@@ -133,7 +135,15 @@ impl Rewriter<'_> {
                 properties.sort();
                 for property in properties {
                     let derived = self.property(subject, &property, object)?;
-                    alternatives.push(self.bound_to(derived, subject, Some(object), var, property));
+                    if !derived.is_empty() {
+                        alternatives.push(self.bound_to(
+                            derived,
+                            subject,
+                            Some(object),
+                            var,
+                            property,
+                        ));
+                    }
                 }
                 let schema_predicates = [
                     (v::TYPE, !self.schema.derived_classes.is_empty()),
@@ -149,7 +159,9 @@ impl Rewriter<'_> {
                         predicate: NamedNodePattern::NamedNode(predicate.into_owned()),
                         object: object.clone(),
                     };
-                    if let Some(derived) = self.alternatives(&as_constant)? {
+                    if let Some(derived) =
+                        self.alternatives(&as_constant)?.filter(|d| !d.is_empty())
+                    {
                         alternatives.push(self.bound_to(
                             derived,
                             subject,
@@ -271,27 +283,39 @@ impl Rewriter<'_> {
         }
     }
 
-    /// `subject rdf:type class`, stored (a named class only).
-    fn stored_type(&self, subject: &TermPattern, class: &Term) -> Option<GraphPattern> {
+    /// `subject rdf:type class`, stored (a named class only), unless the
+    /// data shows there is no such triple.
+    fn stored_type(
+        &self,
+        subject: &TermPattern,
+        class: &Term,
+    ) -> Result<Option<GraphPattern>, EngineError> {
         let Term::NamedNode(c) = class else {
-            return None;
+            return Ok(None);
         };
-        Some(self.leaf(&TriplePattern {
+        if !self.may_be_typed(subject, class)? {
+            return Ok(None);
+        }
+        Ok(Some(self.leaf(&TriplePattern {
             subject: subject.clone(),
             predicate: NamedNodePattern::NamedNode(v::TYPE.into_owned()),
             object: TermPattern::NamedNode(c.clone()),
-        }))
+        })))
     }
 
-    /// Stored triples of `property` read in `direction`.
+    /// Stored triples of `property` read in `direction`, unless the data
+    /// shows there are none.
     fn stored_triple(
         &self,
         subject: &TermPattern,
         property: &NamedNode,
         direction: Direction,
         object: &TermPattern,
-    ) -> GraphPattern {
+    ) -> Result<Option<GraphPattern>, EngineError> {
         let (s, o) = oriented(subject, object, direction);
+        if !self.may_match(s, property, o)? {
+            return Ok(None);
+        }
         let leaf = self.leaf(&TriplePattern {
             subject: s.clone(),
             predicate: NamedNodePattern::NamedNode(property.clone()),
@@ -299,14 +323,11 @@ impl Rewriter<'_> {
         });
         // Read backwards, the stored object becomes the subject: RDF has
         // no literal subjects, so a literal there gives no triple.
-        match (direction, subject) {
-            (Direction::Backward, TermPattern::Variable(v)) => not_literal(v, leaf),
-            (Direction::Backward, TermPattern::Literal(_)) => GraphPattern::Values {
-                variables: Vec::new(),
-                bindings: Vec::new(),
-            },
-            _ => leaf,
-        }
+        Ok(match (direction, subject) {
+            (Direction::Backward, TermPattern::Variable(v)) => Some(not_literal(v, leaf)),
+            (Direction::Backward, TermPattern::Literal(_)) => None,
+            _ => Some(leaf),
+        })
     }
 
     /// Alternatives for `subject rdf:type class`.
@@ -317,13 +338,13 @@ impl Rewriter<'_> {
     ) -> Result<Vec<GraphPattern>, EngineError> {
         self.spend()?;
         if self.open_classes.contains(class) {
-            return Ok(self.stored_type(subject, class).into_iter().collect());
+            return Ok(self.stored_type(subject, class)?.into_iter().collect());
         }
         self.open_classes.push(class.clone());
         let mut alternatives = Vec::new();
         let schema = self.schema;
         for sub in schema.sub_classes_of(class) {
-            alternatives.extend(self.stored_type(subject, sub));
+            alternatives.extend(self.stored_type(subject, sub)?);
             // A subclass whose definition is being expanded already (an
             // intersection is a subclass of each of its parts) adds its
             // stored instances only: expanding it again multiplies rows.
@@ -335,14 +356,20 @@ impl Rewriter<'_> {
             for (property, _) in schema.domains.iter().filter(|(_, d)| d == sub) {
                 let value = TermPattern::Variable(self.fresh_variable());
                 let derived = self.property(subject, property, &value)?;
-                alternatives.push(union(derived));
+                if !derived.is_empty() {
+                    alternatives.push(union(derived));
+                }
             }
             for (property, _) in schema.ranges.iter().filter(|(_, r)| r == sub) {
                 if matches!(subject, TermPattern::Literal(_)) {
                     continue;
                 }
                 let value = TermPattern::Variable(self.fresh_variable());
-                let derived = union(self.property(&value, property, subject)?);
+                let derived = self.property(&value, property, subject)?;
+                if derived.is_empty() {
+                    continue;
+                }
+                let derived = union(derived);
                 alternatives.push(match subject {
                     // A literal object is no instance: RDF has no literal subjects.
                     TermPattern::Variable(s) => GraphPattern::Filter {
@@ -361,9 +388,15 @@ impl Rewriter<'_> {
                 let mut joined: Option<GraphPattern> = None;
                 let implied = schema.implied_parts(parts);
                 for part in parts.iter().filter(|p| !implied.contains(p)) {
+                    let part = self.class(subject, part)?;
+                    // A part with no instance leaves the intersection none.
+                    if part.is_empty() {
+                        joined = None;
+                        break;
+                    }
                     // Each part's instances once: the joins multiply
                     // duplicates otherwise.
-                    let part = distinct_on(subject, union(self.class(subject, part)?));
+                    let part = distinct_on(subject, union(part));
                     joined = Some(match joined {
                         None => part,
                         Some(left) => GraphPattern::Join {
@@ -379,20 +412,30 @@ impl Rewriter<'_> {
                 // cls-svf1, cls-svf2.
                 Some(Restriction::SomeValuesFrom(property, filler)) => {
                     let value = TermPattern::Variable(self.fresh_variable());
-                    let with_value = union(self.property(subject, property, &value)?);
-                    alternatives.push(if filler.as_ref() == v::THING.into() {
-                        with_value
+                    let with_value = self.property(subject, property, &value)?;
+                    if with_value.is_empty() {
+                        continue;
+                    }
+                    let with_value = union(with_value);
+                    if filler.as_ref() == v::THING.into() {
+                        alternatives.push(with_value);
                     } else {
-                        GraphPattern::Join {
-                            left: Box::new(with_value),
-                            right: Box::new(union(self.class(&value, filler)?)),
+                        let fillers = self.class(&value, filler)?;
+                        if !fillers.is_empty() {
+                            alternatives.push(GraphPattern::Join {
+                                left: Box::new(with_value),
+                                right: Box::new(union(fillers)),
+                            });
                         }
-                    });
+                    }
                 }
                 // cls-hv2.
                 Some(Restriction::HasValue(property, value)) => {
                     if let Some(value) = term_pattern(value) {
-                        alternatives.push(union(self.property(subject, property, &value)?));
+                        let derived = self.property(subject, property, &value)?;
+                        if !derived.is_empty() {
+                            alternatives.push(union(derived));
+                        }
                     }
                 }
                 None => {}
@@ -411,24 +454,24 @@ impl Rewriter<'_> {
     ) -> Result<Vec<GraphPattern>, EngineError> {
         self.spend()?;
         if self.open_properties.contains(property) {
-            return Ok(vec![self.stored_triple(
-                subject,
-                property,
-                Direction::Forward,
-                object,
-            )]);
+            return Ok(self
+                .stored_triple(subject, property, Direction::Forward, object)?
+                .into_iter()
+                .collect());
         }
         self.open_properties.push(property.clone());
         let sources = self.schema.sources_of(property);
-        let mut alternatives: Vec<GraphPattern> = sources
-            .stored
-            .iter()
-            .map(|(q, d)| self.stored_triple(subject, q, *d, object))
-            .collect();
+        let mut alternatives: Vec<GraphPattern> = Vec::new();
+        for (q, d) in &sources.stored {
+            alternatives.extend(self.stored_triple(subject, q, *d, object)?);
+        }
         for (inner, d) in &sources.closures {
+            let (s, o) = oriented(subject, object, *d);
+            if !self.may_chain(s, inner, o)? {
+                continue;
+            }
             let steps = inner.iter().map(|(q, d)| oriented_step(q, *d)).collect();
             if let Some(step) = alternatives_path(steps) {
-                let (s, o) = oriented(subject, object, *d);
                 let closure = self.closure_leaf(s, step, o);
                 alternatives.push(match (d, subject) {
                     (Direction::Backward, TermPattern::Variable(v)) => not_literal(v, closure),
@@ -455,9 +498,12 @@ impl Rewriter<'_> {
             }
             match valued {
                 TermPattern::Variable(var) => {
-                    let instances = union(self.class(instance, class)?);
+                    let instances = self.class(instance, class)?;
+                    if instances.is_empty() {
+                        continue;
+                    }
                     alternatives.push(GraphPattern::Join {
-                        left: Box::new(instances),
+                        left: Box::new(union(instances)),
                         right: Box::new(GraphPattern::Values {
                             variables: vec![var.clone()],
                             bindings: values.into_iter().map(|v| vec![Some(v)]).collect(),
@@ -465,7 +511,10 @@ impl Rewriter<'_> {
                     })
                 }
                 constant if ground_of(constant).is_some_and(|c| values.contains(&c)) => {
-                    alternatives.push(union(self.class(instance, class)?))
+                    let instances = self.class(instance, class)?;
+                    if !instances.is_empty() {
+                        alternatives.push(union(instances));
+                    }
                 }
                 _ => {}
             }

@@ -27,13 +27,14 @@ impl Rewriter<'_> {
             };
         }
         let inner = self.each_synonym(&pattern.subject, &pattern.object, |s, o| {
-            GraphPattern::Bgp {
-                patterns: vec![TriplePattern {
-                    subject: s,
-                    predicate: pattern.predicate.clone(),
-                    object: o,
-                }],
-            }
+            let branch = TriplePattern {
+                subject: s,
+                predicate: pattern.predicate.clone(),
+                object: o,
+            };
+            self.may_match_as_is(&branch).then(|| GraphPattern::Bgp {
+                patterns: vec![branch],
+            })
         });
         self.synonyms_of_ends(&pattern.subject, &pattern.object, "all", inner)
     }
@@ -60,20 +61,23 @@ impl Rewriter<'_> {
             Box::new(Path::Reverse(Box::new(same_as))),
         )));
         let path = Path::OneOrMore(Box::new(Path::Sequence(Box::new(step), Box::new(hop))));
-        let inner = self.each_synonym(subject, object, |s, o| GraphPattern::Path {
-            subject: s,
-            path: path.clone(),
-            object: o,
+        let inner = self.each_synonym(subject, object, |s, o| {
+            Some(GraphPattern::Path {
+                subject: s,
+                path: path.clone(),
+                object: o,
+            })
         });
         self.synonyms_of_ends(subject, object, "all", inner)
     }
 
-    /// The union of `make(s, o)` over the synonyms of constant ends.
+    /// The union of `make(s, o)` over the synonyms of constant ends (those
+    /// it makes a branch for).
     fn each_synonym(
         &self,
         subject: &TermPattern,
         object: &TermPattern,
-        make: impl Fn(TermPattern, TermPattern) -> GraphPattern,
+        make: impl Fn(TermPattern, TermPattern) -> Option<GraphPattern>,
     ) -> GraphPattern {
         let synonyms = |t: &TermPattern| -> Vec<TermPattern> {
             match t {
@@ -92,7 +96,7 @@ impl Rewriter<'_> {
         let mut branches = Vec::new();
         for s in synonyms(subject) {
             for o in synonyms(object) {
-                branches.push(make(s.clone(), o));
+                branches.extend(make(s.clone(), o));
             }
         }
         union(branches)
