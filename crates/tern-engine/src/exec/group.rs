@@ -370,12 +370,28 @@ impl Group {
     fn read_input(&mut self) -> Result<Read, EngineError> {
         let mut input = self.input.take().expect("reading the input");
         let mut partial = std::mem::take(&mut self.partial);
+        // Without GROUP BY, counts of every row (`COUNT(*)`) alone count
+        // batches: no row is looked at (12 ns a row otherwise).
+        let rows_counted_only = self.key_columns.is_empty()
+            && self
+                .aggregates
+                .iter()
+                .all(|(_, input)| matches!(input, AggregateInput::EveryRow));
         while let Some(batch) = input.next_batch()? {
             self.ctx.check()?;
-            let mut row = vec![Id::UNDEFINED; batch.columns.len()];
-            for i in 0..batch.len {
-                batch.row_into(i, &mut row);
-                self.add_row(&row, &mut partial, i)?;
+            if rows_counted_only && batch.len > 0 {
+                if partial.len() == 0 {
+                    partial.push(GroupKey::Many(Vec::new()), self.accumulators());
+                }
+                for acc in partial.accumulators.iter_mut() {
+                    acc.count_rows(batch.len as u64);
+                }
+            } else {
+                let mut row = vec![Id::UNDEFINED; batch.columns.len()];
+                for i in 0..batch.len {
+                    batch.row_into(i, &mut row);
+                    self.add_row(&row, &mut partial, i)?;
+                }
             }
             self.charge_or_spill(&partial)?;
             // The input paused, or the turn is over: keep the groups for

@@ -241,11 +241,17 @@ impl Accumulator {
     /// where all that matters is whether the value is bound: nothing is
     /// decoded. Ignored by other accumulators.
     pub fn count_one(&mut self, bound: bool) {
+        self.count_rows(u64::from(bound));
+    }
+
+    /// Counts `rows` rows at once, for a count of every row (`COUNT(*)`)
+    /// that needs nothing of them.
+    pub fn count_rows(&mut self, rows: u64) {
         match &mut self.state {
             State::Count(count) | State::CountRows { count, seen: None } if self.seen.is_none() => {
-                *count += u64::from(bound)
+                *count += rows
             }
-            _ => debug_assert!(false, "count_one on an aggregate that needs the values"),
+            _ => debug_assert!(false, "counting rows of an aggregate that needs the values"),
         }
     }
 
