@@ -83,7 +83,8 @@ impl UnionScan {
             .read_tasks(&self.ctx, &mut reading.tasks, &mut reading.sink, &charge)?;
         if !reading.tasks.is_empty() {
             self.reading = Some(reading);
-            // Taken for the operators above: this one stops.
+            // The signal is this operator's: it has no rows yet and
+            // returns an empty batch (the threads only looked at the clock).
             self.ctx.should_yield();
             return Ok(false);
         }
