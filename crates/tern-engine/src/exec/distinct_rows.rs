@@ -196,7 +196,12 @@ impl DistinctRows {
     }
 
     fn compact(&mut self) {
-        self.rows.sort_unstable();
+        // A stable sort finds the sorted runs the rows come in (each pattern
+        // is read in an order sorted on its output, and the rows kept so far
+        // are one run) and merges them: on LUBM query 2 (885 K rows of
+        // three patterns) sorting fell from 28% to 13% of the query's CPU.
+        // Its scratch space (up to half the rows) is not charged.
+        self.rows.sort();
         let distinct = dedup_sorted(&mut self.rows);
         self.rows.truncate(distinct);
     }
