@@ -90,11 +90,16 @@ impl UnionScan {
         }
         self.union
             .finish_reading(&self.ctx, &mut reading.sink, &charge)?;
-        let rows = reading.sink.finish();
+        self.hold(reading.sink.finish())?;
+        Ok(true)
+    }
+
+    /// Keeps the rows read, charged.
+    fn hold(&mut self, rows: Batch) -> Result<(), EngineError> {
         self.memory
             .set((rows.len * rows.columns.len().max(1) * 8) as u64)?;
         self.rows = Some(rows);
-        Ok(true)
+        Ok(())
     }
 
     fn save_reading(&mut self, stash: &Stash) -> Option<OperatorState> {
@@ -205,9 +210,7 @@ impl Operator for UnionScan {
                     .ok()
                     .filter(|&n| n <= rows.len && rows.columns.len() == self.union.variables.len())
                     .ok_or_else(|| bad_state("union scan rows"))?;
-                self.memory
-                    .set((rows.len * rows.columns.len().max(1) * 8) as u64)?;
-                self.rows = Some(rows);
+                self.hold(rows)?;
                 self.handed_out = handed_out;
                 return Ok(());
             }

@@ -364,7 +364,7 @@ impl Engine {
                 let _ = ctx.synonyms.set(schema.synonym_ids.clone());
             }
             let facts = NodeFacts::new(&ctx)?;
-            rewritten = rewrite(pattern, &schema, Some(&facts), mode)?;
+            rewritten = rewrite(pattern, &schema, &facts, mode)?;
             &rewritten
         };
         let mut root = planner.plan(pattern, &GraphContext::Default)?;

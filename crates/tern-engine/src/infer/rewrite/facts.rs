@@ -1,18 +1,17 @@
 //! Whether an alternative over stored triples can match at all, asked of
 //! [`NodeFacts`](crate::infer::NodeFacts) for its constant ends (their
-//! synonyms too, when patterns read them). Without facts every alternative
-//! may match.
+//! synonyms too, when patterns read them).
 
 use super::Rewriter;
 use crate::infer::node_facts::Side;
 use crate::infer::schema::Direction;
 use crate::infer::vocabulary as v;
 use crate::EngineError;
-use oxrdf::{NamedNode, Term, TermRef};
+use oxrdf::{NamedNode, NamedNodeRef, Term, TermRef};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use std::sync::Arc;
 
-/// The nodes a constant end stands for.
+/// The nodes a pattern's end stands for.
 enum Nodes<'t> {
     /// A variable: any node.
     Any,
@@ -49,8 +48,7 @@ impl Rewriter<'_> {
     fn nodes<'t>(&self, end: &'t TermPattern) -> Nodes<'t> {
         match end {
             TermPattern::NamedNode(n) => self.nodes_of(TermRef::NamedNode(n.as_ref())),
-            TermPattern::Literal(l) => Nodes::One(TermRef::Literal(l.as_ref())),
-            _ => Nodes::Any,
+            other => as_is(other),
         }
     }
 
@@ -63,25 +61,38 @@ impl Rewriter<'_> {
         Nodes::One(term)
     }
 
+    /// Whether a stored `subject property object` triple may exist, the
+    /// subject among `subject`'s nodes and the object among `object`'s.
+    fn may_match_nodes(
+        &self,
+        subject: Nodes<'_>,
+        property: NamedNodeRef<'_>,
+        object: Nodes<'_>,
+    ) -> Result<bool, EngineError> {
+        for (nodes, side) in [(subject, Side::Subject), (object, Side::Object)] {
+            if let Some(may) = nodes.with(|nodes| self.facts.may_have(nodes, property, side)) {
+                if !may? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
     /// Whether a stored triple may match `pattern` as it is (its constant
     /// ends themselves, not their synonyms): a union over synonyms keeps
     /// only the branches that can. An error reading the facts counts as
     /// "may": the scan that reads the branch reports it.
     pub(super) fn may_match_as_is(&self, pattern: &TriplePattern) -> bool {
-        let (Some(facts), NamedNodePattern::NamedNode(property)) = (self.facts, &pattern.predicate)
-        else {
+        let NamedNodePattern::NamedNode(property) = &pattern.predicate else {
             return true;
         };
-        [
-            (&pattern.subject, Side::Subject),
-            (&pattern.object, Side::Object),
-        ]
-        .into_iter()
-        .all(|(end, side)| {
-            as_is(end)
-                .with(|nodes| facts.may_have(nodes, property.as_ref(), side))
-                .is_none_or(|may| may.unwrap_or(true))
-        })
+        self.may_match_nodes(
+            as_is(&pattern.subject),
+            property.as_ref(),
+            as_is(&pattern.object),
+        )
+        .unwrap_or(true)
     }
 
     /// Whether a stored `subject property object` triple may exist.
@@ -91,20 +102,7 @@ impl Rewriter<'_> {
         property: &NamedNode,
         object: &TermPattern,
     ) -> Result<bool, EngineError> {
-        let Some(facts) = self.facts else {
-            return Ok(true);
-        };
-        for (end, side) in [(subject, Side::Subject), (object, Side::Object)] {
-            let may = self
-                .nodes(end)
-                .with(|nodes| facts.may_have(nodes, property.as_ref(), side));
-            if let Some(may) = may {
-                if !may? {
-                    return Ok(false);
-                }
-            }
-        }
-        Ok(true)
+        self.may_match_nodes(self.nodes(subject), property.as_ref(), self.nodes(object))
     }
 
     /// Whether a stored `subject rdf:type class` triple may exist.
@@ -113,17 +111,14 @@ impl Rewriter<'_> {
         subject: &TermPattern,
         class: &Term,
     ) -> Result<bool, EngineError> {
-        let Some(facts) = self.facts else {
-            return Ok(true);
-        };
         let classes = self.nodes_of(class.as_ref());
         let typed = classes.with(|classes| -> Result<bool, EngineError> {
-            if !facts.may_have(classes, v::TYPE, Side::Object)? {
+            if !self.facts.may_have(classes, v::TYPE, Side::Object)? {
                 return Ok(false);
             }
             match self
                 .nodes(subject)
-                .with(|nodes| facts.may_be_typed(nodes, classes))
+                .with(|nodes| self.facts.may_be_typed(nodes, classes))
             {
                 Some(may) => may,
                 None => Ok(true),
@@ -141,17 +136,19 @@ impl Rewriter<'_> {
         steps: &[(NamedNode, Direction)],
         to: &TermPattern,
     ) -> Result<bool, EngineError> {
-        let any = TermPattern::Variable(oxrdf::Variable::new_unchecked("any"));
         let mut leaves = false;
         let mut reaches = false;
         for (q, d) in steps {
+            let q = q.as_ref();
             let (start, end) = match d {
-                Direction::Forward => {
-                    (self.may_match(from, q, &any)?, self.may_match(&any, q, to)?)
-                }
-                Direction::Backward => {
-                    (self.may_match(&any, q, from)?, self.may_match(to, q, &any)?)
-                }
+                Direction::Forward => (
+                    self.may_match_nodes(self.nodes(from), q, Nodes::Any)?,
+                    self.may_match_nodes(Nodes::Any, q, self.nodes(to))?,
+                ),
+                Direction::Backward => (
+                    self.may_match_nodes(Nodes::Any, q, self.nodes(from))?,
+                    self.may_match_nodes(self.nodes(to), q, Nodes::Any)?,
+                ),
             };
             leaves |= start;
             reaches |= end;

@@ -32,12 +32,12 @@ use terms::{alternatives_path, named_blank, oriented_step, pattern_variables};
 pub const MAX_REWRITTEN_PATTERNS: usize = 20_000;
 
 /// `pattern` with every triple pattern matched under `mode`'s entailment.
-/// With `facts`, alternatives over stored triples that the data shows
-/// cannot match (a constant end without the property) are left out.
+/// Alternatives over stored triples that `facts` show cannot match (a
+/// constant end without the property) are left out.
 pub fn rewrite(
     pattern: &GraphPattern,
     schema: &Schema,
-    facts: Option<&NodeFacts<'_>>,
+    facts: &NodeFacts<'_>,
     mode: InferenceMode,
 ) -> Result<GraphPattern, EngineError> {
     if mode.regime == Inference::None {
@@ -58,8 +58,8 @@ pub fn rewrite(
 
 struct Rewriter<'a> {
     schema: &'a Schema,
-    /// What the data says about the query's constants, when known.
-    facts: Option<&'a NodeFacts<'a>>,
+    /// What the data says about the query's constants.
+    facts: &'a NodeFacts<'a>,
     same_as: SameAsAnswers,
     /// Hidden variables made so far.
     fresh: usize,

@@ -355,21 +355,16 @@ impl Rewriter<'_> {
             // this domain (range).
             for (property, _) in schema.domains.iter().filter(|(_, d)| d == sub) {
                 let value = TermPattern::Variable(self.fresh_variable());
-                let derived = self.property(subject, property, &value)?;
-                if !derived.is_empty() {
-                    alternatives.push(union(derived));
-                }
+                alternatives.extend(union_of_some(self.property(subject, property, &value)?));
             }
             for (property, _) in schema.ranges.iter().filter(|(_, r)| r == sub) {
                 if matches!(subject, TermPattern::Literal(_)) {
                     continue;
                 }
                 let value = TermPattern::Variable(self.fresh_variable());
-                let derived = self.property(&value, property, subject)?;
-                if derived.is_empty() {
+                let Some(derived) = union_of_some(self.property(&value, property, subject)?) else {
                     continue;
-                }
-                let derived = union(derived);
+                };
                 alternatives.push(match subject {
                     // A literal object is no instance: RDF has no literal subjects.
                     TermPattern::Variable(s) => GraphPattern::Filter {
@@ -412,30 +407,24 @@ impl Rewriter<'_> {
                 // cls-svf1, cls-svf2.
                 Some(Restriction::SomeValuesFrom(property, filler)) => {
                     let value = TermPattern::Variable(self.fresh_variable());
-                    let with_value = self.property(subject, property, &value)?;
-                    if with_value.is_empty() {
+                    let Some(with_value) = union_of_some(self.property(subject, property, &value)?)
+                    else {
                         continue;
-                    }
-                    let with_value = union(with_value);
+                    };
                     if filler.as_ref() == v::THING.into() {
                         alternatives.push(with_value);
-                    } else {
-                        let fillers = self.class(&value, filler)?;
-                        if !fillers.is_empty() {
-                            alternatives.push(GraphPattern::Join {
-                                left: Box::new(with_value),
-                                right: Box::new(union(fillers)),
-                            });
-                        }
+                    } else if let Some(fillers) = union_of_some(self.class(&value, filler)?) {
+                        alternatives.push(GraphPattern::Join {
+                            left: Box::new(with_value),
+                            right: Box::new(fillers),
+                        });
                     }
                 }
                 // cls-hv2.
                 Some(Restriction::HasValue(property, value)) => {
                     if let Some(value) = term_pattern(value) {
-                        let derived = self.property(subject, property, &value)?;
-                        if !derived.is_empty() {
-                            alternatives.push(union(derived));
-                        }
+                        alternatives
+                            .extend(union_of_some(self.property(subject, property, &value)?));
                     }
                 }
                 None => {}
@@ -498,12 +487,11 @@ impl Rewriter<'_> {
             }
             match valued {
                 TermPattern::Variable(var) => {
-                    let instances = self.class(instance, class)?;
-                    if instances.is_empty() {
+                    let Some(instances) = union_of_some(self.class(instance, class)?) else {
                         continue;
-                    }
+                    };
                     alternatives.push(GraphPattern::Join {
-                        left: Box::new(union(instances)),
+                        left: Box::new(instances),
                         right: Box::new(GraphPattern::Values {
                             variables: vec![var.clone()],
                             bindings: values.into_iter().map(|v| vec![Some(v)]).collect(),
@@ -511,10 +499,7 @@ impl Rewriter<'_> {
                     })
                 }
                 constant if ground_of(constant).is_some_and(|c| values.contains(&c)) => {
-                    let instances = self.class(instance, class)?;
-                    if !instances.is_empty() {
-                        alternatives.push(union(instances));
-                    }
+                    alternatives.extend(union_of_some(self.class(instance, class)?));
                 }
                 _ => {}
             }

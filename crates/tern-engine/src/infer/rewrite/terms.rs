@@ -21,6 +21,12 @@ pub(super) fn union(patterns: Vec<GraphPattern>) -> GraphPattern {
         })
 }
 
+/// The union of `patterns`, unless there are none: an alternative that
+/// can give no row is left out rather than planned.
+pub(super) fn union_of_some(patterns: Vec<GraphPattern>) -> Option<GraphPattern> {
+    (!patterns.is_empty()).then(|| union(patterns))
+}
+
 pub(super) fn alternatives_path(steps: Vec<Path>) -> Option<Path> {
     steps
         .into_iter()
