@@ -38,7 +38,16 @@ pub(crate) struct DeltaState {
     pub blank_nodes: u64,
     stats: OnceLock<Arc<Statistics>>,
     named_graphs: OnceLock<Arc<[Id]>>,
+    /// Set on the state an update reads between its operations: its
+    /// changes are not committed, and it has the version of the snapshot
+    /// it started from. A number no other staged state has, so that what
+    /// is kept by snapshot name (compiled schemas, derived extents) is
+    /// never mistaken for another's.
+    staged: Option<u64>,
 }
+
+/// The numbers of staged states ([`DeltaState::staged`]).
+static STAGED_STATES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
 impl DeltaState {
     pub fn new(version: u64, runs: Runs, vocab: VocabView, blank_nodes: u64) -> DeltaState {
@@ -49,6 +58,21 @@ impl DeltaState {
             blank_nodes,
             stats: OnceLock::new(),
             named_graphs: OnceLock::new(),
+            staged: None,
+        }
+    }
+
+    /// The state marked as staged (uncommitted), with a number of its own.
+    pub fn staged(mut self) -> DeltaState {
+        self.staged = Some(STAGED_STATES.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        self
+    }
+
+    /// A state with the same content, keeping its staged mark.
+    fn same_content(&self, runs: Runs, blank_nodes: u64) -> DeltaState {
+        DeltaState {
+            staged: self.staged,
+            ..DeltaState::new(self.version, runs, self.vocab.clone(), blank_nodes)
         }
     }
 }
@@ -79,12 +103,7 @@ impl Snapshot {
     /// those it had).
     pub(crate) fn with_blank_nodes(self, n: u64) -> Snapshot {
         let d = &self.delta;
-        let delta = DeltaState::new(
-            d.version,
-            d.runs.clone(),
-            d.vocab.clone(),
-            d.blank_nodes.max(n),
-        );
+        let delta = d.same_content(d.runs.clone(), d.blank_nodes.max(n));
         Snapshot::new(self.base, delta)
     }
 
@@ -92,7 +111,7 @@ impl Snapshot {
     /// merged differently).
     pub(crate) fn with_runs(&self, runs: Runs) -> Snapshot {
         let d = &self.delta;
-        let delta = DeltaState::new(d.version, runs, d.vocab.clone(), d.blank_nodes);
+        let delta = d.same_content(runs, d.blank_nodes);
         Snapshot::new(self.base.clone(), delta)
     }
 
@@ -111,9 +130,14 @@ impl Snapshot {
 
     /// The snapshot's name: the base's build and the update number. Two
     /// servers that replayed the same log from the same base give the same
-    /// snapshot the same name (and its terms the same IDs).
+    /// snapshot the same name (and its terms the same IDs). The state an
+    /// update reads between its operations has a name of its own.
     pub fn name(&self) -> String {
-        format!("{}@{}", self.base.meta().index_id, self.delta.version)
+        let (id, version) = (&self.base.meta().index_id, self.delta.version);
+        match self.delta.staged {
+            None => format!("{id}@{version}"),
+            Some(n) => format!("{id}@{version}+staged{n}"),
+        }
     }
 
     /// Quads the delta inserts or deletes (pending compaction).

@@ -95,6 +95,9 @@ pub struct Gauges {
     pub query_memory: u64,
     /// Spill files made and bytes written to them since the start.
     pub spilled: (u64, u64),
+    /// Bytes and count of the rows inference derived that are kept for
+    /// later queries.
+    pub derived_extents: (u64, usize),
     /// Bytes of decoded vocabulary and permutation blocks cached.
     pub cache_bytes: (usize, usize),
     /// Delta, log, snapshots and compactions of the store.
@@ -186,6 +189,7 @@ impl Metrics {
             stall_drops,
             query_memory,
             spilled,
+            derived_extents,
             cache_bytes,
             store,
         } = gauges;
@@ -300,6 +304,14 @@ impl Metrics {
         );
         let _ = writeln!(out, "# TYPE tern_spill_bytes_total counter");
         let _ = writeln!(out, "tern_spill_bytes_total {}", spilled.1);
+        let _ = writeln!(
+            out,
+            "# HELP tern_derived_extent_bytes Rows of large unions that inference read whole, kept for later queries on the same snapshot."
+        );
+        let _ = writeln!(out, "# TYPE tern_derived_extent_bytes gauge");
+        let _ = writeln!(out, "tern_derived_extent_bytes {}", derived_extents.0);
+        let _ = writeln!(out, "# TYPE tern_derived_extents gauge");
+        let _ = writeln!(out, "tern_derived_extents {}", derived_extents.1);
         let _ = writeln!(
             out,
             "# HELP tern_pages_total Pages sent to paging clients (quantum= or next=)."

@@ -662,6 +662,7 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         stall_drops: state.scheduler.stall_drops(),
         query_memory: state.engine.memory_in_use(),
         spilled: state.engine.spilled(),
+        derived_extents: state.engine.derived_extents(),
         cache_bytes: state.engine.snapshot().base().cache_bytes(),
         store: state.engine.store().status(),
     });

@@ -55,6 +55,7 @@ pub async fn status(State(state): State<Arc<AppState>>) -> Response {
             "queries_bytes": state.engine.memory_in_use(),
             "vocab_cache_bytes": vocab_cache,
             "block_cache_bytes": block_cache,
+            "derived_extents_bytes": state.engine.derived_extents().0,
         },
         "server": {
             "version": env!("CARGO_PKG_VERSION"),

@@ -46,6 +46,12 @@ pub struct QueryArgs {
     /// How owl:sameAs synonyms are answered under owl-rl: all or canonical.
     #[arg(long, value_name = "MODE")]
     sameas: Option<tern_engine::SameAsAnswers>,
+    /// Memory for rows that inference derived, kept for later queries on
+    /// the same snapshot (the instances of a class with every subclass,
+    /// domain and range, read whole), e.g. 256M; 0 keeps none. A write
+    /// makes a new snapshot, whose queries derive them again.
+    #[arg(long, value_parser = crate::size::parse_size, default_value = "256M")]
+    extent_cache: u64,
     /// Read the inference schema from this named graph only.
     #[arg(long, value_name = "IRI")]
     schema_graph: Option<String>,
@@ -76,6 +82,7 @@ pub fn run(args: QueryArgs) -> Result<()> {
                 regime: args.inference.unwrap_or_default(),
                 same_as: args.sameas.unwrap_or_default(),
             },
+            derived_extents: args.extent_cache,
             schema_graph: args
                 .schema_graph
                 .as_deref()

@@ -54,6 +54,12 @@ pub struct ServeArgs {
     /// synonym) or canonical (one member per class).
     #[arg(long, default_value = "all", value_name = "MODE")]
     sameas: tern_engine::SameAsAnswers,
+    /// Memory for rows that inference derived, kept for later queries on
+    /// the same snapshot (the instances of a class with every subclass,
+    /// domain and range, read whole), e.g. 256M; 0 keeps none. A write
+    /// makes a new snapshot, whose queries derive them again.
+    #[arg(long, value_parser = crate::size::parse_size, default_value = "256M")]
+    extent_cache: u64,
     /// Read the inference schema (class and property axioms) from this
     /// named graph only (default: from every graph).
     #[arg(long, value_name = "IRI", value_parser = parse_graph_iri)]
@@ -272,6 +278,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
                 regime: args.inference,
                 same_as: args.sameas,
             },
+            derived_extents: args.extent_cache,
             schema_graph: args.schema_graph.clone(),
             spill_dir: args.spill_dir.clone(),
             cores_per_query: args.cores_per_query.map(usize::from),

@@ -89,6 +89,9 @@ pub struct QueryContext {
     /// The sameAs classes, when the query runs under OWL RL inference and
     /// the data has any (set once, before planning).
     pub synonyms: std::sync::OnceLock<Arc<super::SynonymTable>>,
+    /// Where the rows of large unions that inference reads whole are kept
+    /// between queries (set when the query runs under inference).
+    pub extents: std::sync::OnceLock<Arc<super::DerivedExtents>>,
 }
 
 impl QueryContext {
@@ -128,6 +131,7 @@ impl QueryContext {
             base_iri,
             now: now.map_or_else(std::sync::OnceLock::new, std::sync::OnceLock::from),
             synonyms: std::sync::OnceLock::new(),
+            extents: std::sync::OnceLock::new(),
         }
     }
 

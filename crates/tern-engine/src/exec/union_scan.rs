@@ -13,17 +13,21 @@
 //! Its checkpoint, once the rows are read, is how many it handed out:
 //! resuming from it computes them again and skips those, so a token that
 //! carries it travels to any server.
+//!
+//! A large union's rows are kept for later queries on the same snapshot
+//! (`context::DerivedExtents`); a query that finds them kept reads none.
 
 use super::distinct_rows::DistinctRows;
 use super::profile::OperatorInfo;
 use super::union_of_patterns::UnionOfPatterns;
 use super::union_whole_scan::BranchTask;
 use super::{Batch, Operator, BATCH_ROWS};
-use crate::context::{MemoryCharge, QueryContext};
+use crate::context::{Extent, MemoryCharge, QueryContext};
 use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::Variable;
 use std::sync::Arc;
+use tern_index::{Id, Tag};
 
 pub struct UnionScan {
     ctx: Arc<QueryContext>,
@@ -31,8 +35,10 @@ pub struct UnionScan {
     union: UnionOfPatterns,
     /// While the patterns are read: what is left to read, and the rows so far.
     reading: Option<Reading>,
-    /// The rows, once computed.
-    rows: Option<Batch>,
+    /// The rows, once computed (or as an earlier query kept them).
+    rows: Option<Arc<Extent>>,
+    /// The key to keep the rows under once computed (a large union).
+    keep_as: Option<String>,
     /// Rows handed out (or, before they are computed, to skip).
     handed_out: usize,
     detail: String,
@@ -54,13 +60,26 @@ const READING: u64 = u64::MAX;
 const STASHED_ROWS: u64 = u64::MAX - 1;
 
 impl UnionScan {
-    pub fn new(ctx: Arc<QueryContext>, union: UnionOfPatterns, detail: String) -> UnionScan {
+    /// `kept`: the key its rows are kept under for later queries, and the
+    /// rows if an earlier query kept them.
+    pub fn new(
+        ctx: Arc<QueryContext>,
+        union: UnionOfPatterns,
+        detail: String,
+        kept: Option<(String, Option<Arc<Extent>>)>,
+    ) -> UnionScan {
+        let (keep_as, rows) = match kept {
+            Some((_, Some(rows))) => (None, Some(rows)),
+            Some((key, None)) => (Some(key), None),
+            None => (None, None),
+        };
         UnionScan {
             memory: ctx.memory_charge(),
             ctx,
             union,
             reading: None,
-            rows: None,
+            rows,
+            keep_as,
             handed_out: 0,
             detail,
         }
@@ -90,16 +109,29 @@ impl UnionScan {
         }
         self.union
             .finish_reading(&self.ctx, &mut reading.sink, &charge)?;
-        self.hold(reading.sink.finish())?;
+        let rows = self.hold(reading.sink.finish())?;
+        if let (Some(key), Some(extents)) = (self.keep_as.take(), self.ctx.extents.get()) {
+            // A term the index does not hold (a constant or a complex
+            // branch's value) has an ID of this query's own, which means
+            // another term in another query.
+            let local = |id: &Id| id.tag() == Tag::LocalVocab;
+            if !rows.columns.iter().any(|c| c.iter().any(local)) {
+                extents.offer(key, rows);
+            }
+        }
         Ok(true)
     }
 
     /// Keeps the rows read, charged.
-    fn hold(&mut self, rows: Batch) -> Result<(), EngineError> {
+    fn hold(&mut self, rows: Batch) -> Result<Arc<Extent>, EngineError> {
         self.memory
             .set((rows.len * rows.columns.len().max(1) * 8) as u64)?;
-        self.rows = Some(rows);
-        Ok(())
+        let rows = Arc::new(Extent {
+            columns: rows.columns,
+            len: rows.len,
+        });
+        self.rows = Some(rows.clone());
+        Ok(rows)
     }
 
     fn save_reading(&mut self, stash: &Stash) -> Option<OperatorState> {
@@ -182,6 +214,14 @@ impl Operator for UnionScan {
         // The rows are kept rather than read again: reading them may have
         // taken many turns.
         if let Some(rows) = self.rows.take() {
+            let rows = Arc::try_unwrap(rows).unwrap_or_else(|shared| Extent {
+                columns: shared.columns.clone(),
+                len: shared.len,
+            });
+            let rows = Batch {
+                columns: rows.columns,
+                len: rows.len,
+            };
             let mut state =
                 OperatorState::new(vec![STASHED_ROWS, self.handed_out as u64], Vec::new());
             state.stashed = Some(stash.put(rows));
@@ -199,11 +239,13 @@ impl Operator for UnionScan {
     }
 
     fn restore(&mut self, state: OperatorState, stash: &Stash) -> Result<(), EngineError> {
-        self.rows = None;
         self.reading = None;
         self.handed_out = 0;
         match state.number(0)? {
-            READING => return self.restore_reading(&state, stash),
+            READING => {
+                self.rows = None;
+                return self.restore_reading(&state, stash);
+            }
             STASHED_ROWS => {
                 let rows: Batch = state.take_stashed(stash, "union rows")?;
                 let handed_out = usize::try_from(state.number(1)?)
@@ -216,6 +258,8 @@ impl Operator for UnionScan {
             }
             _ => {}
         }
+        // Rows an earlier query kept (if any) are those computing them
+        // again would give.
         self.handed_out =
             usize::try_from(state.number(0)?).map_err(|_| bad_state("union scan rows"))?;
         Ok(())

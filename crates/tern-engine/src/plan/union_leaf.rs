@@ -33,6 +33,7 @@
 
 use super::join_order::PatternEstimate;
 use super::planner::{ground_term, GraphContext, Planner, SYNONYMS_SERVICE};
+use crate::context::Extent;
 use crate::exec::{
     BoxedOperator, BranchValue, Distinct, Operator, Scan, UnionBranch, UnionOfPatterns, UnionScan,
     MAX_UNION_WIDTH,
@@ -41,6 +42,8 @@ use crate::EngineError;
 use oxrdf::{NamedNode, Term, Variable};
 use spargebra::algebra::{Expression, Function, GraphPattern};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+use std::sync::Arc;
+use tern_index::Tag;
 
 /// Most rows of a VALUES whose values become constants of copies of the
 /// branches (more: the branch is complex).
@@ -346,15 +349,34 @@ pub(super) struct ResolvedLeaf<'a> {
     pub complex: Vec<GraphPattern>,
     /// Distinct values per output variable, estimated.
     pub distinct: Vec<f64>,
+    /// Under which key its rows, read whole, are kept for later queries on
+    /// the same snapshot (a union large enough to be worth it).
+    pub extent_key: Option<String>,
+    /// Its rows, read whole by an earlier query on the same snapshot.
+    pub kept: Option<Arc<Extent>>,
 }
 
+/// Index rows (estimated, duplicates counted) from which a union read
+/// whole keeps its rows for later queries: below, reading them again
+/// costs about a millisecond.
+const KEPT_FROM_ROWS: u64 = 100_000;
+
 impl ResolvedLeaf<'_> {
+    /// Its rows: exact when kept, else its patterns' (an upper bound:
+    /// branches overlap).
     pub fn rows(&self) -> u64 {
+        match &self.kept {
+            Some(rows) => rows.len as u64,
+            None => self.read_rows(),
+        }
+    }
+
+    /// The index rows its patterns read.
+    fn read_rows(&self) -> u64 {
         self.branches.iter().map(|b| b.rows).sum()
     }
 
-    /// What the join order knows of it: its rows are its patterns' (an
-    /// upper bound: branches overlap), none sorted; a lookup looks up each
+    /// What the join order knows of it: its rows, none sorted; a lookup looks up each
     /// pattern, most of which find nothing (about half the cost of one that
     /// reads rows, measured on the university benchmark's classes).
     pub fn estimate(&self) -> PatternEstimate {
@@ -442,10 +464,15 @@ impl Planner {
             return Ok(Box::new(Distinct::new(self.ctx.clone(), inner)));
         }
         let union = self.union_of(leaf, graph)?;
+        let mut detail = leaf.detail(self);
+        if leaf.kept.is_some() {
+            detail.push_str(", its rows kept from an earlier query on this snapshot");
+        }
         Ok(Box::new(UnionScan::new(
             self.ctx.clone(),
             union,
-            leaf.detail(self),
+            detail,
+            leaf.extent_key.clone().map(|key| (key, leaf.kept.clone())),
         )))
     }
 
@@ -468,6 +495,8 @@ impl Planner {
             branches: Vec::new(),
             branch_variables: Vec::new(),
             complex: shape.complex.clone(),
+            extent_key: None,
+            kept: None,
         };
         for branch in &shape.branches {
             let Some(triple) = &branch.pattern else {
@@ -490,11 +519,45 @@ impl Planner {
                 )),
             }
         }
+        self.find_kept_rows(&mut leaf, graph);
         let rows = leaf.rows().max(1) as f64;
         for d in &mut leaf.distinct {
             *d = d.clamp(1.0, rows);
         }
         Ok(leaf)
+    }
+
+    /// Names a large leaf's rows for the snapshot's derived extents, and
+    /// takes them if an earlier query read them. The name holds all their
+    /// rows depend on: the snapshot, the pattern as written with its
+    /// resolved branches (IDs, graphs, synonym columns), the values the
+    /// planner substitutes, the graph and dataset its complex branches are
+    /// planned in, and whether sameAs synonyms are read.
+    fn find_kept_rows(&self, leaf: &mut ResolvedLeaf<'_>, graph: &GraphContext) {
+        let Some(extents) = self.ctx.extents.get() else {
+            return;
+        };
+        // A term the index does not hold has an ID of this query's own: the
+        // same ID means another term in another query.
+        let local = self.bound.iter().any(|(_, id)| id.tag() == Tag::LocalVocab);
+        if leaf.read_rows() < KEPT_FROM_ROWS || self.first_rows() > 0 || local {
+            return;
+        }
+        let key = format!(
+            "{}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}\n{:?} {:?}\n{}",
+            self.ctx.index.name(),
+            leaf.pattern,
+            leaf.variables,
+            leaf.branches,
+            leaf.complex,
+            self.bound,
+            graph,
+            self.ctx.default_graph,
+            self.ctx.named_graphs,
+            self.ctx.synonyms.get().is_some(),
+        );
+        leaf.kept = extents.get(&key);
+        leaf.extent_key = Some(key);
     }
 
     fn resolve_branch(

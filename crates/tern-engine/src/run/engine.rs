@@ -5,7 +5,7 @@ use super::parsed::ParsedQueries;
 use super::solution_stream::{ParkedStream, SolutionStream};
 use super::triple_stream::TripleStream;
 use super::QueryOutcome;
-use crate::context::{CancelFlag, GraphSet, Limits, QueryContext, SharedMemory};
+use crate::context::{CancelFlag, DerivedExtents, GraphSet, Limits, QueryContext, SharedMemory};
 use crate::exec::{Construct, Describe, Measured, Profile};
 use crate::infer::{
     rewrite, take_markers, Inference, InferenceMode, NodeFacts, SameAsAnswers, SchemaCache,
@@ -58,7 +58,15 @@ pub struct EngineOptions {
     /// several cores (default: the planner's, 50,000). Tests set 0 to see
     /// every plan that can be copied copied.
     pub parallel_from_rows: Option<u64>,
+    /// Bytes of derived rows kept between queries under inference: the
+    /// deduplicated rows of large unions read whole, per snapshot (see
+    /// `context::DerivedExtents`). 0 keeps none.
+    pub derived_extents: u64,
 }
+
+/// The default of [`EngineOptions::derived_extents`]: the instances of a
+/// class are 8 bytes each, so 256 MiB keeps eight classes of 4 M.
+pub const DEFAULT_DERIVED_EXTENTS: u64 = 256 << 20;
 
 impl Default for EngineOptions {
     fn default() -> Self {
@@ -74,6 +82,7 @@ impl Default for EngineOptions {
             spill_dir: None,
             cores_per_query: None,
             parallel_from_rows: None,
+            derived_extents: DEFAULT_DERIVED_EXTENTS,
         }
     }
 }
@@ -155,6 +164,9 @@ pub struct Engine {
     memory: Arc<SharedMemory>,
     /// Compiled schemas of recent snapshots, for inference.
     schemas: Arc<SchemaCache>,
+    /// Rows inference derived for recent snapshots, kept for the next
+    /// queries.
+    extents: Arc<DerivedExtents>,
 }
 
 impl Engine {
@@ -164,6 +176,7 @@ impl Engine {
             memory: Arc::new(SharedMemory::new(options.server_memory_budget)),
             parsed: Arc::new(ParsedQueries::new(options.prefixes.clone())),
             schemas: Arc::default(),
+            extents: Arc::new(DerivedExtents::new(options.derived_extents)),
             options,
         }
     }
@@ -183,6 +196,12 @@ impl Engine {
             c.files.load(std::sync::atomic::Ordering::Relaxed),
             c.bytes.load(std::sync::atomic::Ordering::Relaxed),
         )
+    }
+
+    /// Bytes and count of the rows inference derived that are kept for
+    /// later queries (see [`EngineOptions::derived_extents`]).
+    pub fn derived_extents(&self) -> (u64, usize) {
+        self.extents.usage()
     }
 
     /// An engine over an index alone: its updates live in memory.
@@ -362,6 +381,9 @@ impl Engine {
                     .get(&ctx.index, mode.regime, self.options.schema_graph.as_ref())?;
             if mode.regime == Inference::OwlRl && !schema.synonym_ids.is_empty() {
                 let _ = ctx.synonyms.set(schema.synonym_ids.clone());
+            }
+            if self.options.derived_extents > 0 {
+                let _ = ctx.extents.set(self.extents.clone());
             }
             let facts = NodeFacts::new(&ctx)?;
             rewritten = rewrite(pattern, &schema, &facts, mode)?;

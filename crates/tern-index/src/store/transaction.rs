@@ -202,7 +202,8 @@ impl Staged {
                 runs,
                 VocabView::latest(delta.vocab.shared().clone()),
                 self.blank_nodes,
-            ),
+            )
+            .staged(),
         )
     }
 
