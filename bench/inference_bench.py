@@ -60,9 +60,10 @@ from http_query_bench import OxigraphServer, TernServer, VirtuosoServer, check_p
     report_differences, report_header, run_suite, virtuoso_dir
 from query_bench import Query, Suite, fmt_ms, geomean, publish
 
-ENGINES = ("tern-inferred", "tern-materialized", "oxigraph", "virtuoso")
+ENGINES = ("tern-inferred", "tern-inferred-unkept", "tern-materialized", "oxigraph", "virtuoso")
 PEERS = ("oxigraph", "virtuoso")
-LABEL = {"tern-inferred": "tern inferred", "tern-materialized": "tern materialized", "oxigraph": "Oxigraph",
+LABEL = {"tern-inferred": "tern inferred", "tern-inferred-unkept": "tern inferred, nothing kept",
+         "tern-materialized": "tern materialized", "oxigraph": "Oxigraph",
          "virtuoso": "Virtuoso"}
 QUERIES = BENCH / "inference"
 
@@ -81,6 +82,15 @@ class TernInferred(TernServer):
         super().__init__(for_dataset(args, args.stored))
 
 
+class TernInferredUnkept(TernInferred):
+    """tern-inferred keeping no derived rows between queries (--extent-cache 0): what
+    every query costs on a snapshot no earlier query read, as after each write."""
+    name = "tern-inferred-unkept"
+
+    def __init__(self, args):
+        super().__init__(types.SimpleNamespace(**{**vars(args), "tern_args": ["--extent-cache", "0"]}))
+
+
 class TernMaterialized(TernServer):
     name = "tern-materialized"
 
@@ -88,7 +98,7 @@ class TernMaterialized(TernServer):
         super().__init__(for_dataset(args, args.materialized))
 
 
-SERVERS = {"tern-inferred": TernInferred, "tern-materialized": TernMaterialized, "oxigraph": OxigraphServer,
+SERVERS = {"tern-inferred": TernInferred, "tern-inferred-unkept": TernInferredUnkept, "tern-materialized": TernMaterialized, "oxigraph": OxigraphServer,
            "virtuoso": VirtuosoServer}
 
 
@@ -203,10 +213,14 @@ def summarize(records: list[dict], engines: list[str]) -> dict:
                "inferred_over_fastest_peer": round(inferred / peers[best], 3) if inferred and best else None,
                "materialized_over_fastest_peer": round(materialized / peers[best], 3) if materialized and best
                else None}
+        unkept = med(r, "tern-inferred-unkept")
+        row["unkept_over_materialized"] = round(unkept / materialized, 3) if unkept and materialized else None
+        row["unkept_over_fastest_peer"] = round(unkept / peers[best], 3) if unkept and best else None
         per_query.append(row)
     out = {"queries": len(records), "per_query": per_query,
            "failed": {e: sum(med(r, e) is None for r in records) for e in engines}}
-    for key in ("inferred_over_materialized", "inferred_over_fastest_peer", "materialized_over_fastest_peer"):
+    for key in ("inferred_over_materialized", "inferred_over_fastest_peer", "materialized_over_fastest_peer",
+                "unkept_over_materialized", "unkept_over_fastest_peer"):
         ratios = [q[key] for q in per_query if q[key] is not None]
         out[key] = {"geomean": round(geomean(ratios), 3) if ratios else None, "queries": len(ratios),
                     "worst": max(((q[key], q["query"]) for q in per_query if q[key] is not None), default=None)}
@@ -235,7 +249,7 @@ def markdown(report: dict) -> str:
         if e not in loads:
             continue
         ld = loads[e]
-        stored = e == "tern-inferred"
+        stored = e.startswith("tern-inferred")
         extra = (f" + optimize {ld['optimize_s']:,}" if "optimize_s" in ld else "") + \
             (f" (first start included: {ld['start_and_load_s']:,})" if "start_and_load_s" in ld else "")
         total = ld["load_s"] + ld.get("optimize_s", 0) + (0 if stored else data["materialization_s"])
@@ -266,6 +280,13 @@ def markdown(report: dict) -> str:
                      f"{ratio(q['inferred_over_fastest_peer'])} | {ratio(q['materialized_over_fastest_peer'])} |")
     g = {k: s[k]["geomean"] for k in ("inferred_over_materialized", "inferred_over_fastest_peer",
                                       "materialized_over_fastest_peer")}
+    if s.get("unkept_over_materialized", {}).get("geomean") is not None:
+        lines += ["", "With nothing kept between queries (tern-inferred-unkept, `--extent-cache 0`: every query "
+                  "as on a snapshot no earlier query read): geometric means unkept / materialized "
+                  f"{ratio(s['unkept_over_materialized']['geomean'])}, unkept / fastest peer "
+                  f"{ratio(s['unkept_over_fastest_peer']['geomean'])}; per query: "
+                  + ", ".join(f"{q['query'].removesuffix('.rq')} {ratio(q['unkept_over_materialized'])} / "
+                              f"{ratio(q['unkept_over_fastest_peer'])}" for q in s["per_query"]) + "."]
     lines += ["", f"Geometric means: inferred / materialized {ratio(g['inferred_over_materialized'])}, "
               f"inferred / fastest peer {ratio(g['inferred_over_fastest_peer'])}, materialized / fastest peer "
               f"{ratio(g['materialized_over_fastest_peer'])}. Failed: "
@@ -356,8 +377,9 @@ def main() -> None:
                 "virtuoso": tool_version(["dpkg-query", "-W", "-f=${Version}", "virtuoso-opensource"])}
     for e in args.engines:
         report["engines"][e] = {"version": versions["tern" if e.startswith("tern") else e],
-                                "store": args.stored if e == "tern-inferred" else args.materialized,
-                                **({"request_parameters": {"inference": "owl-rl"}} if e == "tern-inferred" else {})}
+                                "store": args.stored if e.startswith("tern-inferred") else args.materialized,
+                                **({"request_parameters": {"inference": "owl-rl"}}
+                                   if e.startswith("tern-inferred") else {})}
     out = args.out or BENCH / "results" / f"inference-{started:%Y-%m-%d}.json"
     publish(report, out, markdown(report), report_differences({"inference": report["suite"]}))
 

@@ -56,8 +56,9 @@ pub struct ServeArgs {
     sameas: tern_engine::SameAsAnswers,
     /// Memory for rows that inference derived, kept for later queries on
     /// the same snapshot (the instances of a class with every subclass,
-    /// domain and range, read whole), e.g. 256M; 0 keeps none. A write
-    /// makes a new snapshot, whose queries derive them again.
+    /// domain and range, read whole), e.g. 256M; 0 keeps nothing inference
+    /// derived, not even rewritten queries. A write makes a new snapshot,
+    /// whose queries derive them again.
     #[arg(long, value_parser = crate::size::parse_size, default_value = "256M")]
     extent_cache: u64,
     /// Read the inference schema (class and property axioms) from this

@@ -2,6 +2,7 @@
 //! and resumes suspended ones.
 
 use super::parsed::ParsedQueries;
+use super::rewritten::RewrittenQueries;
 use super::solution_stream::{ParkedStream, SolutionStream};
 use super::triple_stream::TripleStream;
 use super::QueryOutcome;
@@ -60,7 +61,8 @@ pub struct EngineOptions {
     pub parallel_from_rows: Option<u64>,
     /// Bytes of derived rows kept between queries under inference: the
     /// deduplicated rows of large unions read whole, per snapshot (see
-    /// `context::DerivedExtents`). 0 keeps none.
+    /// `context::DerivedExtents`). 0 keeps nothing inference derived, not
+    /// even the rewritten query patterns.
     pub derived_extents: u64,
 }
 
@@ -167,6 +169,8 @@ pub struct Engine {
     /// Rows inference derived for recent snapshots, kept for the next
     /// queries.
     extents: Arc<DerivedExtents>,
+    /// Query patterns as inference rewrote them, per snapshot.
+    rewritten: Arc<RewrittenQueries>,
 }
 
 impl Engine {
@@ -177,6 +181,7 @@ impl Engine {
             parsed: Arc::new(ParsedQueries::new(options.prefixes.clone())),
             schemas: Arc::default(),
             extents: Arc::new(DerivedExtents::new(options.derived_extents)),
+            rewritten: Arc::default(),
             options,
         }
     }
@@ -385,9 +390,23 @@ impl Engine {
             if self.options.derived_extents > 0 {
                 let _ = ctx.extents.set(self.extents.clone());
             }
-            let facts = NodeFacts::new(&ctx)?;
-            rewritten = rewrite(pattern, &schema, &facts, mode)?;
-            &rewritten
+            let snapshot = ctx.index.name();
+            let kept = (self.options.derived_extents > 0)
+                .then(|| self.rewritten.get(&query, &snapshot, mode))
+                .flatten();
+            rewritten = match kept {
+                Some(pattern) => pattern,
+                None => {
+                    let facts = NodeFacts::new(&ctx)?;
+                    let pattern = Arc::new(rewrite(pattern, &schema, &facts, mode)?);
+                    if self.options.derived_extents > 0 {
+                        self.rewritten
+                            .keep(query.clone(), snapshot, mode, pattern.clone());
+                    }
+                    pattern
+                }
+            };
+            &*rewritten
         };
         let mut root = planner.plan(pattern, &GraphContext::Default)?;
         match &*query {
