@@ -158,19 +158,26 @@ impl UnionOfPatterns {
         let existence = bound.iter().all(Option::is_some);
         let found = |out: &Vec<UnionRow>| existence && out.len() > start;
         let mut bound_columns = bound.iter().enumerate().filter(|(_, v)| v.is_some());
-        let left = match (bound_columns.next(), bound_columns.next()) {
-            (Some((column, Some(value))), None) if !existence => {
-                self.read_stars(ctx, column, *value, bound, out)?
+        let stars_left = match (bound_columns.next(), bound_columns.next()) {
+            (Some((column, Some(value))), None) if !existence && self.has_stars(column) => {
+                Some(self.read_stars(ctx, column, *value, bound, out)?)
             }
-            // Larger patterns first: under an existence check, the one
-            // most likely to hold the values.
-            _ if existence => self.by_rows_descending.clone(),
-            _ => (0..self.branches.len()).collect(),
+            _ => None,
         };
-        for b in left {
+        // Looked up one by one without a list of them made per lookup (a
+        // join looks a union up once per row).
+        let count = stars_left.as_ref().map_or(self.branches.len(), Vec::len);
+        for i in 0..count {
             if found(out) {
                 break;
             }
+            let b = match &stars_left {
+                Some(left) => left[i],
+                // Larger patterns first: under an existence check, the one
+                // most likely to hold the values.
+                None if existence => self.by_rows_descending[i],
+                None => i,
+            };
             self.lookup_branch(ctx, b, bound, out)?;
         }
         if !self.complex.is_empty() && !found(out) {
@@ -181,6 +188,14 @@ impl UnionOfPatterns {
         let distinct = dedup_sorted(found);
         out.truncate(start + distinct);
         Ok(distinct)
+    }
+
+    /// Whether some patterns are read together when output column `column`
+    /// alone is bound (see [`StarLookup`]).
+    fn has_stars(&mut self, column: usize) -> bool {
+        self.stars[column]
+            .get_or_insert_with(|| StarLookup::of(&self.branches, column))
+            .has_stars()
     }
 
     /// The rows of the patterns that one read of `value`'s triples answers
@@ -232,9 +247,15 @@ impl UnionOfPatterns {
         out: &mut Vec<UnionRow>,
     ) -> Result<(), EngineError> {
         let branch = &self.branches[b];
-        // The values each bound pattern column is looked up with.
-        let mut fixed: Vec<(usize, &[Id])> = Vec::new();
-        let singles: Vec<Id> = bound.iter().map(|v| v.unwrap_or(Id::UNDEFINED)).collect();
+        // The values each bound pattern column is looked up with; on the
+        // stack (at most one per output column), as everything else here:
+        // this runs once per pattern and row of a join.
+        let mut fixed: [(usize, &[Id]); MAX_UNION_WIDTH] = [(0, &[]); MAX_UNION_WIDTH];
+        let mut fixed_len = 0;
+        let mut singles = [Id::UNDEFINED; MAX_UNION_WIDTH];
+        for (single, value) in singles.iter_mut().zip(bound) {
+            *single = value.unwrap_or(Id::UNDEFINED);
+        }
         for (c, value) in bound.iter().enumerate() {
             let Some(value) = *value else { continue };
             match branch.output[c] {
@@ -251,18 +272,24 @@ impl UnionOfPatterns {
                         _ => None,
                     };
                     let values = synonyms.unwrap_or(std::slice::from_ref(&singles[c]));
-                    match fixed.iter().position(|(p, _)| *p == pc) {
+                    match fixed[..fixed_len].iter().position(|(p, _)| *p == pc) {
                         // One pattern column for two output variables
                         // cannot happen (distinct variables), but two
                         // bindings of one column must agree.
                         Some(_) => return Ok(()),
-                        None => fixed.push((pc, values)),
+                        None => {
+                            fixed[fixed_len] = (pc, values);
+                            fixed_len += 1;
+                        }
                     }
                 }
             }
         }
-        let mut row_out = vec![Id::UNDEFINED; branch.width];
-        let mut picks = vec![0usize; fixed.len()];
+        let fixed = &fixed[..fixed_len];
+        let mut row_out = [Id::UNDEFINED; MAX_UNION_WIDTH];
+        let row_out = &mut row_out[..branch.width];
+        let mut picks = [0usize; MAX_UNION_WIDTH];
+        let picks = &mut picks[..fixed_len];
         let readers = &mut self.readers[b];
         let first_literal = self.first_literal;
         let synonyms = self.synonyms.as_deref();
@@ -270,7 +297,7 @@ impl UnionOfPatterns {
             let value_of = |pc: usize| {
                 fixed
                     .iter()
-                    .zip(&picks)
+                    .zip(picks.iter())
                     .find(|((p, _), _)| *p == pc)
                     .map(|((_, values), &k)| values[k])
             };
@@ -286,7 +313,7 @@ impl UnionOfPatterns {
             };
             let pattern = branch.pattern.bound_to(terms, graph);
             let mut error = None;
-            pattern.lookup(ctx, readers, &mut row_out, |row| {
+            pattern.lookup(ctx, readers, row_out, |row| {
                 if error.is_some() {
                     return;
                 }

@@ -43,6 +43,11 @@ pub struct StarLookup {
 }
 
 impl StarLookup {
+    /// Whether any patterns are read together (else all are `others`).
+    pub fn has_stars(&self) -> bool {
+        self.subject.patterns > 0 || self.object.patterns > 0
+    }
+
     /// The stars of output column `column`, when at least one is worth it.
     pub fn of(branches: &[UnionBranch], column: usize) -> StarLookup {
         let mut star = StarLookup {
