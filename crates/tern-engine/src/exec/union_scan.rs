@@ -212,12 +212,14 @@ impl Operator for UnionScan {
             return Ok(state);
         }
         // The rows are kept rather than read again: reading them may have
-        // taken many turns.
+        // taken many turns. Rows the snapshot's derived extents hold too
+        // are not copied into the stash: the resumed plan finds them there
+        // (or, if they were dropped since, reads them again), so the
+        // handed-out count is all the state.
         if let Some(rows) = self.rows.take() {
-            let rows = Arc::try_unwrap(rows).unwrap_or_else(|shared| Extent {
-                columns: shared.columns.clone(),
-                len: shared.len,
-            });
+            let Ok(rows) = Arc::try_unwrap(rows) else {
+                return Ok(OperatorState::new(vec![self.handed_out as u64], Vec::new()));
+            };
             let rows = Batch {
                 columns: rows.columns,
                 len: rows.len,
