@@ -2,7 +2,6 @@
 //! and resumes suspended ones.
 
 use super::parsed::ParsedQueries;
-use super::rewritten::RewrittenQueries;
 use super::solution_stream::{ParkedStream, SolutionStream};
 use super::triple_stream::TripleStream;
 use super::QueryOutcome;
@@ -16,10 +15,11 @@ use crate::plan::{GraphContext, OptionalJoins, Planner};
 use crate::suspend::{SavedQuery, Stash};
 use crate::EngineError;
 use oxrdf::NamedNode;
-use spargebra::algebra::QueryDataset;
+use spargebra::algebra::{GraphPattern, QueryDataset};
 use spargebra::Query;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tern_index::memo::Memo;
 use tern_index::{Id, Index, Snapshot, Store};
 
 #[derive(Debug, Clone)]
@@ -65,6 +65,16 @@ pub struct EngineOptions {
     /// even the rewritten query patterns.
     pub derived_extents: u64,
 }
+
+/// A parsed query's address, a snapshot's name and an inference mode.
+type RewriteKey = (usize, String, InferenceMode);
+
+/// A rewritten query pattern, with the parsed query that pins its key's
+/// address.
+type Rewritten = (Arc<Query>, Arc<GraphPattern>);
+
+/// Rewritten queries kept at most.
+const REWRITES_KEPT: usize = 64;
 
 /// The default of [`EngineOptions::derived_extents`]: the instances of a
 /// class are 8 bytes each, so 256 MiB keeps eight classes of 4 M.
@@ -169,8 +179,13 @@ pub struct Engine {
     /// Rows inference derived for recent snapshots, kept for the next
     /// queries.
     extents: Arc<DerivedExtents>,
-    /// Query patterns as inference rewrote them, per snapshot.
-    rewritten: Arc<RewrittenQueries>,
+    /// Query patterns as inference rewrote them, per snapshot: a query
+    /// asked again on the same data is rewritten the same way (for
+    /// `<x> ?p ?o`, asking the data which of 366 alternatives can match
+    /// was a third of its time). Found by the parsed query's address (the
+    /// parse cache hands out one `Arc` per text; the entry holds it, so the
+    /// address is never another query's), the snapshot and the mode.
+    rewritten: Arc<Memo<RewriteKey, Rewritten>>,
 }
 
 impl Engine {
@@ -181,7 +196,7 @@ impl Engine {
             parsed: Arc::new(ParsedQueries::new(options.prefixes.clone())),
             schemas: Arc::default(),
             extents: Arc::new(DerivedExtents::new(options.derived_extents)),
-            rewritten: Arc::default(),
+            rewritten: Arc::new(Memo::new(REWRITES_KEPT)),
             options,
         }
     }
@@ -387,21 +402,19 @@ impl Engine {
             if mode.regime == Inference::OwlRl && !schema.synonym_ids.is_empty() {
                 let _ = ctx.synonyms.set(schema.synonym_ids.clone());
             }
-            if self.options.derived_extents > 0 {
+            // What inference derives is kept per snapshot unless turned off.
+            let keep = self.options.derived_extents > 0;
+            if keep {
                 let _ = ctx.extents.set(self.extents.clone());
             }
-            let snapshot = ctx.index.name();
-            let kept = (self.options.derived_extents > 0)
-                .then(|| self.rewritten.get(&query, &snapshot, mode))
-                .flatten();
-            rewritten = match kept {
-                Some(pattern) => pattern,
+            let key = (Arc::as_ptr(&query) as usize, ctx.index.name(), mode);
+            rewritten = match keep.then(|| self.rewritten.get(&key)).flatten() {
+                Some((_, pattern)) => pattern,
                 None => {
                     let facts = NodeFacts::new(&ctx)?;
                     let pattern = Arc::new(rewrite(pattern, &schema, &facts, mode)?);
-                    if self.options.derived_extents > 0 {
-                        self.rewritten
-                            .keep(query.clone(), snapshot, mode, pattern.clone());
+                    if keep {
+                        self.rewritten.insert(key, (query.clone(), pattern.clone()));
                     }
                     pattern
                 }

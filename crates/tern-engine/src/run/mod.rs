@@ -13,7 +13,6 @@ pub(crate) mod guard;
 pub(crate) mod parsed;
 pub(crate) mod results;
 mod retire;
-mod rewritten;
 mod row_batch;
 mod select_star;
 mod solution_stream;
