@@ -9,6 +9,7 @@ macro_rules! say {
     }};
 }
 
+mod allocator;
 mod cache;
 mod commands;
 mod duration;
@@ -17,6 +18,11 @@ mod served_index;
 mod settings;
 mod size;
 mod store;
+
+/// Small objects in mimalloc, large buffers in the C allocator's arena
+/// (see `allocator.rs`).
+#[global_allocator]
+static ALLOCATOR: allocator::SplitBySize = allocator::SplitBySize;
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;

@@ -296,9 +296,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     };
     config.quantum = (!args.quantum.is_zero()).then_some(args.quantum);
     config.token_ttl = args.token_ttl;
-    config.on_idle = Some(tern_server::IdleHook(Arc::new(
-        crate::malloc::trim_if_holding,
-    )));
+    config.on_idle = Some(tern_server::IdleHook(Arc::new(crate::malloc::server_idle)));
     crate::malloc::trim_while_busy();
     config.header_timeout = args.header_timeout.max(Duration::from_millis(1));
     config.max_stalled = args.max_stalled;
