@@ -57,6 +57,12 @@ impl DerivedExtents {
         Some(rows)
     }
 
+    /// Whether some kept rows have a key that starts with `prefix`: a cheap
+    /// look before the whole key is written out.
+    pub fn may_hold(&self, prefix: &str) -> bool {
+        self.lock().iter().any(|(k, _)| k.starts_with(prefix))
+    }
+
     /// Keeps `rows` under `key` if they fit a share of the budget, dropping
     /// the least recently used extents to make room.
     pub fn offer(&self, key: String, rows: Arc<Extent>) {
@@ -94,6 +100,15 @@ mod tests {
             columns: vec![(0..rows).map(Id).collect()],
             len: rows as usize,
         })
+    }
+
+    #[test]
+    fn a_prefix_tells_whether_a_key_may_be_held() {
+        let cache = DerivedExtents::new(8 * 100);
+        cache.offer("s1\n00ab\nrest".into(), extent(2));
+        assert!(cache.may_hold("s1\n00ab\n"));
+        assert!(!cache.may_hold("s1\n00ac\n"));
+        assert!(!cache.may_hold("s2\n00ab\n"));
     }
 
     #[test]

@@ -36,7 +36,7 @@ pub const MAX_UNION_WIDTH: usize = 4;
 pub type UnionRow = [Id; MAX_UNION_WIDTH];
 
 /// Where one output column of a branch takes its value.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BranchValue {
     /// The pattern's column (one per variable of the pattern).
     Column(usize),
