@@ -36,64 +36,53 @@ fn is_small(layout: &Layout) -> bool {
     layout.size() <= SMALL_OBJECT_MAX && layout.align() <= SMALL_OBJECT_ALIGN
 }
 
+/// The allocator that serves (and so frees and resizes) blocks of this
+/// layout.
+fn side(layout: &Layout) -> &'static dyn GlobalAlloc {
+    if is_small(layout) {
+        &mimalloc::MiMalloc
+    } else {
+        &System
+    }
+}
+
 // SAFETY: every block is freed (and resized) by the allocator that made it:
-// `is_small` decides from the layout, which callers must pass unchanged;
-// a resize that crosses the bound moves the block to the other allocator.
+// `side` decides from the layout, which callers must pass unchanged; a
+// resize that crosses the bound moves the block to the other allocator.
 unsafe impl GlobalAlloc for SplitBySize {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract of GlobalAlloc::alloc, passed on.
-        unsafe {
-            if is_small(&layout) {
-                mimalloc::MiMalloc.alloc(layout)
-            } else {
-                System.alloc(layout)
-            }
-        }
+        unsafe { side(&layout).alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as for alloc.
-        unsafe {
-            if is_small(&layout) {
-                mimalloc::MiMalloc.alloc_zeroed(layout)
-            } else {
-                System.alloc_zeroed(layout)
-            }
-        }
+        unsafe { side(&layout).alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: `ptr` came from `alloc` with this layout, so from the
-        // allocator `is_small` picks again.
-        unsafe {
-            if is_small(&layout) {
-                mimalloc::MiMalloc.dealloc(ptr, layout)
-            } else {
-                System.dealloc(ptr, layout)
-            }
-        }
+        // allocator `side` picks again.
+        unsafe { side(&layout).dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: `new_layout` is valid: the caller guarantees `new_size`,
         // rounded up to the alignment, does not overflow.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-        // SAFETY: `ptr` was made by the allocator `is_small(&layout)` picks;
-        // a block that stays on one side is resized there, one that crosses
+        // SAFETY: `ptr` was made by the allocator `side(&layout)` picks; a
+        // block that stays on one side is resized there, one that crosses
         // is copied into a new block of the other side and freed.
         unsafe {
-            match (is_small(&layout), is_small(&new_layout)) {
-                (true, true) => mimalloc::MiMalloc.realloc(ptr, layout, new_size),
-                (false, false) => System.realloc(ptr, layout, new_size),
-                _ => {
-                    let moved = self.alloc(new_layout);
-                    if !moved.is_null() {
-                        std::ptr::copy_nonoverlapping(ptr, moved, layout.size().min(new_size));
-                        self.dealloc(ptr, layout);
-                    }
-                    moved
-                }
+            if is_small(&layout) == is_small(&new_layout) {
+                return side(&layout).realloc(ptr, layout, new_size);
             }
+            let moved = self.alloc(new_layout);
+            if !moved.is_null() {
+                std::ptr::copy_nonoverlapping(ptr, moved, layout.size().min(new_size));
+                self.dealloc(ptr, layout);
+            }
+            moved
         }
     }
 }

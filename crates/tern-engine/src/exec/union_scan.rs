@@ -60,25 +60,21 @@ const READING: u64 = u64::MAX;
 const STASHED_ROWS: u64 = u64::MAX - 1;
 
 impl UnionScan {
-    /// `kept`: the key its rows are kept under for later queries, and the
-    /// rows if an earlier query kept them.
+    /// `kept`: the rows, if an earlier query kept them; `keep_as`: the key
+    /// to keep the rows it reads under for later queries.
     pub fn new(
         ctx: Arc<QueryContext>,
         union: UnionOfPatterns,
         detail: String,
-        kept: Option<(String, Option<Arc<Extent>>)>,
+        kept: Option<Arc<Extent>>,
+        keep_as: Option<String>,
     ) -> UnionScan {
-        let (keep_as, rows) = match kept {
-            Some((_, Some(rows))) => (None, Some(rows)),
-            Some((key, None)) => (Some(key), None),
-            None => (None, None),
-        };
         UnionScan {
             memory: ctx.memory_charge(),
             ctx,
             union,
             reading: None,
-            rows,
+            rows: kept,
             keep_as,
             handed_out: 0,
             detail,

@@ -349,12 +349,10 @@ pub(super) struct ResolvedLeaf<'a> {
     pub complex: Vec<GraphPattern>,
     /// Distinct values per output variable, estimated.
     pub distinct: Vec<f64>,
-    /// Under which key its rows, read whole, are kept for later queries on
-    /// the same snapshot (a union large enough to be worth it); written out
-    /// when the leaf is read whole or its key's prefix is found kept.
-    pub extent_key: Option<String>,
-    /// The start of that key (the snapshot and a fingerprint of the leaf),
-    /// when its rows are worth keeping.
+    /// The start of the key its rows, read whole, are kept under for later
+    /// queries on the same snapshot (the snapshot and a fingerprint of the
+    /// leaf), when they are worth keeping: the whole key is written out
+    /// only when that start is found kept or the leaf is read whole.
     pub extent_prefix: Option<String>,
     /// Its rows, read whole by an earlier query on the same snapshot.
     pub kept: Option<Arc<Extent>>,
@@ -475,16 +473,17 @@ impl Planner {
         if leaf.kept.is_some() {
             detail.push_str(", its rows kept from an earlier query on this snapshot");
         }
-        let key = match (&leaf.extent_key, &leaf.extent_prefix) {
-            (Some(key), _) => Some(key.clone()),
-            (None, Some(prefix)) => Some(self.extent_key(leaf, prefix, graph)),
-            (None, None) => None,
+        // Rows found kept are not offered again.
+        let keep_as = match &leaf.kept {
+            Some(_) => None,
+            None => (leaf.extent_prefix.as_ref()).map(|p| self.extent_key(leaf, p, graph)),
         };
         Ok(Box::new(UnionScan::new(
             self.ctx.clone(),
             union,
             detail,
-            key.map(|key| (key, leaf.kept.clone())),
+            leaf.kept.clone(),
+            keep_as,
         )))
     }
 
@@ -507,7 +506,6 @@ impl Planner {
             branches: Vec::new(),
             branch_variables: Vec::new(),
             complex: shape.complex.clone(),
-            extent_key: None,
             extent_prefix: None,
             kept: None,
         };
@@ -567,9 +565,7 @@ impl Planner {
             fingerprint(leaf, &self.bound)
         );
         if extents.may_hold(&prefix) {
-            let key = self.extent_key(leaf, &prefix, graph);
-            leaf.kept = extents.get(&key);
-            leaf.extent_key = Some(key);
+            leaf.kept = extents.get(&self.extent_key(leaf, &prefix, graph));
         }
         leaf.extent_prefix = Some(prefix);
     }
