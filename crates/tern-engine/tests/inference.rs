@@ -784,6 +784,71 @@ fn intersection_parts_implied_by_a_restriction_are_not_joined() {
     assert_eq!(got, example_iris(&["v0"]));
 }
 
+/// `Chair ≡ ∃headOf.Department` asked of one head (a constant subject):
+/// the head's departments are looked up as departments (with their
+/// synonyms), not every department read into a hash join; the answers
+/// are the closure's, through a department known by another name.
+#[test]
+fn a_restriction_on_a_constant_subject_looks_its_fillers_up() {
+    let mut data = String::from(
+        "@prefix ex: <http://example.org/> .\n\
+         @prefix owl: <http://www.w3.org/2002/07/owl#> .\n\
+         ex:Chair owl:onProperty ex:headOf ; owl:someValuesFrom ex:Department .\n\
+         ex:h0 ex:headOf ex:d0alias .\n\
+         ex:d0alias owl:sameAs ex:d0 .\n\
+         ex:h1 ex:headOf ex:nothing .\n",
+    );
+    for i in 0..500 {
+        data.push_str(&format!("ex:d{i} a ex:Department .\n"));
+    }
+    let (_dir, engine) = common::engine_over("data.ttl", &data, EngineOptions::default());
+    let is_chair = |head: &str| format!("SELECT ?c WHERE {{ <http://example.org/{head}> a ?c }}");
+    assert_eq!(
+        owl_rl_answers(&engine, &is_chair("h0")),
+        example_iris(&["Chair"])
+    );
+    assert_eq!(owl_rl_answers(&engine, &is_chair("h1")), example_iris(&[]));
+    let plan = owl_rl_plan(&engine, &is_chair("h0"));
+    assert!(plan.contains("UnionIndexJoin"), "{plan}");
+    assert!(
+        !plan.contains("HashJoin"),
+        "no department read whole:\n{plan}"
+    );
+    // A variable subject still finds every chair.
+    let chairs = "SELECT ?x WHERE { ?x a <http://example.org/Chair> }";
+    assert_eq!(owl_rl_answers(&engine, chairs), example_iris(&["h0"]));
+}
+
+/// `Tenured ≡ tenureStatus hasValue ex:yes`: `?x ex:tenureStatus ?s` gets
+/// the stored statuses and `ex:yes` for every stored `Tenured`; the
+/// alternative `?x ex:tenureStatus ex:yes` (with `?s` = `ex:yes`) that the
+/// rules also produce adds no row, so it is not looked up.
+#[test]
+fn a_branch_another_branch_answers_is_not_looked_up() {
+    let mut data = String::from(
+        "@prefix ex: <http://example.org/> .\n\
+         @prefix owl: <http://www.w3.org/2002/07/owl#> .\n\
+         ex:Tenured owl:onProperty ex:tenureStatus ; owl:hasValue ex:yes .\n\
+         ex:t0 ex:tenureStatus ex:yes ; ex:memberOf ex:d0 .\n\
+         ex:t1 a ex:Tenured ; ex:memberOf ex:d0 .\n\
+         ex:n0 ex:tenureStatus ex:no ; ex:memberOf ex:d0 .\n",
+    );
+    for i in 0..300 {
+        data.push_str(&format!("ex:m{i} ex:tenureStatus ex:no ; a ex:Tenured .\n"));
+    }
+    let (_dir, engine) = common::engine_over("data.ttl", &data, EngineOptions::default());
+    let query = "SELECT ?x ?s WHERE { ?x <http://example.org/memberOf> <http://example.org/d0> ; \
+                 <http://example.org/tenureStatus> ?s }";
+    let got = owl_rl_answers(&engine, query);
+    let expected: BTreeSet<String> = [("t0", "yes"), ("t1", "yes"), ("n0", "no")]
+        .iter()
+        .map(|(x, s)| format!("<http://example.org/{x}> <http://example.org/{s}>"))
+        .collect();
+    assert_eq!(got, expected);
+    let plan = owl_rl_plan(&engine, query);
+    assert!(plan.contains("a union of 2 patterns"), "{plan}");
+}
+
 /// A transitive property's chain may pass from a node to its synonyms
 /// between steps: the closure takes them from the synonym table (no index
 /// walk over sameAs), in either direction of the sameAs triple, and a

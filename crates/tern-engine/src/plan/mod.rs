@@ -24,7 +24,8 @@
 //! - `path_service`: `SERVICE <urn:tern:path>` blocks as shortest-path
 //!   searches;
 //! - `union_leaf`: DISTINCT unions of triple patterns (what inference
-//!   makes of an extended pattern) as leaves of a group's join order;
+//!   makes of an extended pattern) as leaves of a group's join order,
+//!   without the branches `subsumed_branches` finds another one answers;
 //!   `rows_leaf`: other parts of a join (subqueries) as leaves, where the
 //!   join as written would be a cross product.
 //!
@@ -51,6 +52,7 @@ mod per_graph;
 mod planner;
 mod rows_leaf;
 mod seeded_filter;
+mod subsumed_branches;
 mod unbound_negation;
 mod union_leaf;
 mod value_range;

@@ -168,10 +168,19 @@ pub(super) fn not_literal(variable: &Variable, inner: GraphPattern) -> GraphPatt
 /// `inner`'s distinct values of `subject` (one row at most when it is a
 /// constant).
 pub(super) fn distinct_on(subject: &TermPattern, inner: GraphPattern) -> GraphPattern {
-    let variables = match subject {
-        TermPattern::Variable(v) => vec![v.clone()],
-        _ => Vec::new(),
-    };
+    distinct_over(&[subject], inner)
+}
+
+/// `inner`'s distinct solutions on the variables among `terms`.
+pub(super) fn distinct_over(terms: &[&TermPattern], inner: GraphPattern) -> GraphPattern {
+    let mut variables: Vec<Variable> = Vec::new();
+    for term in terms {
+        if let TermPattern::Variable(v) = term {
+            if !variables.contains(v) {
+                variables.push(v.clone());
+            }
+        }
+    }
     GraphPattern::Distinct {
         inner: Box::new(GraphPattern::Project {
             inner: Box::new(inner),
