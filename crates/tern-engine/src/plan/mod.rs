@@ -24,8 +24,9 @@
 //! - `path_service`: `SERVICE <urn:tern:path>` blocks as shortest-path
 //!   searches;
 //! - `union_leaf`: DISTINCT unions of triple patterns (what inference
-//!   makes of an extended pattern) as leaves of a group's join order,
-//!   without the branches `subsumed_branches` finds another one answers;
+//!   makes of an extended pattern) as leaves of a group's join order;
+//!   `subsumed_branches` leaves out, for the rewriting, the branches of
+//!   such a union that another branch answers;
 //!   `rows_leaf`: other parts of a join (subqueries) as leaves, where the
 //!   join as written would be a cross product.
 //!
@@ -60,3 +61,4 @@ mod values_filter;
 
 pub use optional::OptionalJoins;
 pub use planner::{GraphContext, Planner, SYNONYMS_SERVICE};
+pub(crate) use subsumed_branches::without_subsumed_branches;

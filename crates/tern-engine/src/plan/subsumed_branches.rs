@@ -1,5 +1,7 @@
 //! Branches of a union leaf that another branch already answers, left
-//! out before the leaf is resolved.
+//! out of the rewritten query (once per snapshot and query: the rewriting
+//! is kept, and comparing every pair of 48 branches at each planning cost
+//! as much as resolving the ones it left out).
 //!
 //! The inference rewriting reaches the same triples by several rules: for
 //! `?x ub:tenureStatus ?s` the stored pattern, and from `hasValue`
@@ -16,21 +18,83 @@
 //! `b` does, and drops literals of no variable `b` keeps them of. Of two
 //! branches that give each other's rows, the first is kept.
 
-use super::union_leaf::BranchShape;
-use oxrdf::{Term, Variable};
+use super::union_leaf::{self, BranchShape};
+use oxrdf::{Literal, NamedNode, Term, Variable};
+use spargebra::algebra::GraphPattern;
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
+use std::collections::HashMap;
+
+/// `pattern` without the branches another branch answers, if it is a
+/// union leaf (see [`union_leaf`]) and any is; else `pattern` as it is.
+pub(crate) fn without_subsumed_branches(pattern: GraphPattern) -> GraphPattern {
+    let Some(mut shape) = union_leaf::of(&pattern) else {
+        return pattern;
+    };
+    let before = shape.branches.len();
+    drop_subsumed(&mut shape.branches, &shape.variables);
+    if shape.branches.len() == before {
+        return pattern;
+    }
+    let alternatives = shape
+        .branches
+        .iter()
+        .filter_map(|branch| {
+            let triple = branch.pattern.clone()?;
+            Some(union_leaf::wrapped(
+                GraphPattern::Bgp {
+                    patterns: vec![triple],
+                },
+                branch,
+            ))
+        })
+        .chain(shape.complex)
+        .reduce(|left, right| GraphPattern::Union {
+            left: Box::new(left),
+            right: Box::new(right),
+        });
+    let Some(union) = alternatives else {
+        return pattern;
+    };
+    GraphPattern::Distinct {
+        inner: Box::new(GraphPattern::Project {
+            inner: Box::new(union),
+            variables: shape.variables,
+        }),
+    }
+}
 
 /// Removes from `branches` those another branch answers (`variables`: the
-/// leaf's output variables).
-pub(super) fn drop_subsumed(branches: &mut Vec<BranchShape>, variables: &[Variable]) {
+/// leaf's output variables). Planning does this for every query: the
+/// positions are read once, and pairs are compared by predicate first.
+fn drop_subsumed(branches: &mut Vec<BranchShape>, variables: &[Variable]) {
     let n = branches.len();
+    let slots: Vec<Option<[Slot<'_>; 3]>> = branches
+        .iter()
+        .map(|b| b.pattern.as_ref().map(slots))
+        .collect();
+    // Only a branch with the same predicate, or a variable one, can answer
+    // another: the candidates of each branch.
+    let mut by_predicate: HashMap<&NamedNode, Vec<usize>> = HashMap::new();
+    let mut any_predicate: Vec<usize> = Vec::new();
+    for (i, s) in slots.iter().enumerate() {
+        match s {
+            Some([_, Slot::NamedNode(p), _]) => by_predicate.entry(*p).or_default().push(i),
+            Some(_) => any_predicate.push(i),
+            None => {}
+        }
+    }
+    let answers_row_of = |a: usize, b: usize| match (&slots[a], &slots[b]) {
+        (Some(sa), Some(sb)) => answers(&branches[a], sa, &branches[b], sb, variables),
+        _ => false,
+    };
     let mut dropped = vec![false; n];
     for b in 0..n {
-        dropped[b] = (0..n).any(|a| {
-            a != b
-                && !dropped[a]
-                && answers(&branches[a], &branches[b], variables)
-                && (a < b || !answers(&branches[b], &branches[a], variables))
+        let same_predicate = match &slots[b] {
+            Some([_, Slot::NamedNode(p), _]) => by_predicate[p].as_slice(),
+            _ => &[],
+        };
+        dropped[b] = same_predicate.iter().chain(&any_predicate).any(|&a| {
+            a != b && !dropped[a] && answers_row_of(a, b) && (a < b || !answers_row_of(b, a))
         });
     }
     let mut index = 0;
@@ -43,15 +107,26 @@ pub(super) fn drop_subsumed(branches: &mut Vec<BranchShape>, variables: &[Variab
 /// A position of a triple pattern.
 #[derive(PartialEq)]
 enum Slot<'a> {
-    Constant(Term),
+    NamedNode(&'a NamedNode),
+    Literal(&'a Literal),
     Variable(&'a Variable),
     /// A blank node or a quoted triple: never compared.
     Other,
 }
 
+impl Slot<'_> {
+    fn is(&self, term: &Term) -> bool {
+        match (self, term) {
+            (Slot::NamedNode(n), Term::NamedNode(m)) => *n == m,
+            (Slot::Literal(l), Term::Literal(m)) => *l == m,
+            _ => false,
+        }
+    }
+}
+
 fn slots(pattern: &TriplePattern) -> [Slot<'_>; 3] {
     let predicate = match &pattern.predicate {
-        NamedNodePattern::NamedNode(n) => Slot::Constant(n.clone().into()),
+        NamedNodePattern::NamedNode(n) => Slot::NamedNode(n),
         NamedNodePattern::Variable(v) => Slot::Variable(v),
     };
     [
@@ -63,19 +138,23 @@ fn slots(pattern: &TriplePattern) -> [Slot<'_>; 3] {
 
 fn term_slot(term: &TermPattern) -> Slot<'_> {
     match term {
-        TermPattern::NamedNode(n) => Slot::Constant(n.clone().into()),
-        TermPattern::Literal(l) => Slot::Constant(l.clone().into()),
+        TermPattern::NamedNode(n) => Slot::NamedNode(n),
+        TermPattern::Literal(l) => Slot::Literal(l),
         TermPattern::Variable(v) => Slot::Variable(v),
         #[allow(unreachable_patterns)]
         _ => Slot::Other,
     }
 }
 
-/// Whether branch `a` gives every row branch `b` gives.
-fn answers(a: &BranchShape, b: &BranchShape, variables: &[Variable]) -> bool {
-    let (Some(pa), Some(pb)) = (&a.pattern, &b.pattern) else {
-        return false;
-    };
+/// Whether branch `a` (its pattern's positions `sa`) gives every row
+/// branch `b` gives.
+fn answers(
+    a: &BranchShape,
+    sa: &[Slot<'_>; 3],
+    b: &BranchShape,
+    sb: &[Slot<'_>; 3],
+    variables: &[Variable],
+) -> bool {
     if !a.constants.iter().all(|c| b.constants.contains(c)) {
         return false;
     }
@@ -95,12 +174,11 @@ fn answers(a: &BranchShape, b: &BranchShape, variables: &[Variable]) -> bool {
     {
         return false;
     }
-    let (sa, sb) = (slots(pa), slots(pb));
     let mut seen: Vec<&Variable> = Vec::new();
-    for (x, y) in sa.iter().zip(&sb) {
+    for (x, y) in sa.iter().zip(sb) {
         match x {
             Slot::Other => return false,
-            Slot::Constant(_) => {
+            Slot::NamedNode(_) | Slot::Literal(_) => {
                 if x != y {
                     return false;
                 }
@@ -117,7 +195,7 @@ fn answers(a: &BranchShape, b: &BranchShape, variables: &[Variable]) -> bool {
                 let bound_in_b = b.constants.iter().find(|(c, _)| c == *v);
                 let same = match (y, bound_in_b) {
                     (Slot::Variable(w), None) => w == v,
-                    (Slot::Constant(c), Some((_, value))) => c == value,
+                    (Slot::NamedNode(_) | Slot::Literal(_), Some((_, value))) => y.is(value),
                     _ => false,
                 };
                 if !same {
@@ -132,7 +210,6 @@ fn answers(a: &BranchShape, b: &BranchShape, variables: &[Variable]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use oxrdf::NamedNode;
 
     fn var(name: &str) -> Variable {
         Variable::new_unchecked(name)

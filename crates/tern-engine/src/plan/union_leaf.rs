@@ -28,14 +28,14 @@
 //! - Any other branch (a join, a path, VALUES) is kept as a "complex"
 //!   branch: planned as usual and read whole at the first lookup.
 //!
-//! Branches another branch answers are left out (`subsumed_branches`).
+//! The inference rewriting leaves out branches another branch answers
+//! (`subsumed_branches`), once per rewritten query.
 //!
 //! Exact because DISTINCT of a union is the set union of the branches'
 //! projected solutions, and each rule above keeps a branch's projected set.
 
 use super::join_order::PatternEstimate;
 use super::planner::{ground_term, GraphContext, Planner, SYNONYMS_SERVICE};
-use super::subsumed_branches;
 use crate::context::Extent;
 use crate::exec::{
     BoxedOperator, BranchValue, Distinct, Operator, Scan, UnionBranch, UnionOfPatterns, UnionScan,
@@ -89,7 +89,6 @@ pub(super) fn of(pattern: &GraphPattern) -> Option<UnionLeafShape<'_>> {
         complex: Vec::new(),
     };
     collect(inner, &BranchShape::default(), &mut shape);
-    subsumed_branches::drop_subsumed(&mut shape.branches, &shape.variables);
     (!shape.branches.is_empty()).then_some(shape)
 }
 
@@ -302,7 +301,7 @@ fn pattern_binds(triple: &TriplePattern, v: &Variable) -> bool {
 /// innermost, then the constants, the `!isLiteral` filters outermost (a
 /// filter may read a constant: a `hasValue` literal where a range's
 /// instance was asked for).
-fn wrapped(mut pattern: GraphPattern, around: &BranchShape) -> GraphPattern {
+pub(super) fn wrapped(mut pattern: GraphPattern, around: &BranchShape) -> GraphPattern {
     if !around.synonyms.is_empty() {
         let names: Vec<&str> = around.synonyms.iter().map(Variable::as_str).collect();
         pattern = GraphPattern::Service {

@@ -9,6 +9,7 @@ use crate::infer::schema::{Direction, Restriction};
 use crate::infer::vocabulary as v;
 use crate::infer::Inference;
 use crate::infer::SameAsAnswers;
+use crate::plan::without_subsumed_branches;
 use crate::EngineError;
 use oxrdf::{NamedNode, Term, Variable};
 use spargebra::algebra::{Expression, Function, GraphPattern};
@@ -52,12 +53,14 @@ impl Rewriter<'_> {
     ) -> GraphPattern {
         let mut variables = pattern_variables(pattern);
         variables.extend(self.graph_variable.clone());
-        GraphPattern::Distinct {
+        // The rules reach some triples along several paths: a branch that
+        // another one answers is one more lookup per row for no answer.
+        without_subsumed_branches(GraphPattern::Distinct {
             inner: Box::new(GraphPattern::Project {
                 inner: Box::new(union(alternatives)),
                 variables,
             }),
-        }
+        })
     }
 
     /// The alternatives that entail the pattern's answers (the stored
