@@ -88,7 +88,7 @@ pub(super) fn of(pattern: &GraphPattern) -> Option<UnionLeafShape<'_>> {
         branches: Vec::new(),
         complex: Vec::new(),
     };
-    collect(inner, &BranchShape::default(), &mut shape);
+    collect(inner, &mut BranchShape::default(), &mut shape);
     (!shape.branches.is_empty()).then_some(shape)
 }
 
@@ -142,17 +142,21 @@ pub(super) fn has_blank_node(patterns: &[TriplePattern]) -> bool {
     })
 }
 
-/// Adds the branches of `pattern`, read with what `around` says.
-fn collect(pattern: &GraphPattern, around: &BranchShape, shape: &mut UnionLeafShape<'_>) {
+/// Adds the branches of `pattern`, read with what `around` says. What a
+/// node adds to `around` for the nodes below it is taken off again on the
+/// way back (one shape for the walk, cloned only into a branch: planning
+/// walks 30-50 branches of a variable predicate at every query).
+fn collect(pattern: &GraphPattern, around: &mut BranchShape, shape: &mut UnionLeafShape<'_>) {
     if collect_simple(pattern, around, shape).is_none() {
         shape.complex.push(wrapped(pattern.clone(), around));
     }
 }
 
-/// `None` when `pattern` is no simple branch (nothing was added then).
+/// `None` when `pattern` is no simple branch (nothing was added then, and
+/// `around` is as it was).
 fn collect_simple(
     pattern: &GraphPattern,
-    around: &BranchShape,
+    around: &mut BranchShape,
     shape: &mut UnionLeafShape<'_>,
 ) -> Option<()> {
     use GraphPattern as G;
@@ -184,13 +188,14 @@ fn collect_simple(
                 .as_str()
                 .strip_prefix(SYNONYMS_SERVICE)?
                 .strip_prefix("all:")?;
-            let mut inside = around.clone();
+            let mark = around.synonyms.len();
             for name in names.split(',') {
                 // Hidden variables of the rewriting are named with `#`, which
                 // no query variable has: not checked as query names.
-                inside.synonyms.push(Variable::new_unchecked(name));
+                around.synonyms.push(Variable::new_unchecked(name));
             }
-            collect(inner, &inside, shape);
+            collect(inner, around, shape);
+            around.synonyms.truncate(mark);
         }
         G::Filter { expr, inner } => {
             let Expression::Not(negated) = expr else {
@@ -202,9 +207,9 @@ fn collect_simple(
             let [Expression::Variable(v)] = arguments.as_slice() else {
                 return None;
             };
-            let mut inside = around.clone();
-            inside.not_literal.push(v.clone());
-            collect(inner, &inside, shape);
+            around.not_literal.push(v.clone());
+            collect(inner, around, shape);
+            around.not_literal.pop();
         }
         G::Join { left, right } => {
             let G::Values {
@@ -246,16 +251,17 @@ fn collect_simple(
             let copies = bindings
                 .iter()
                 .map(|row| {
-                    let mut inside = around.clone();
-                    for (i, v) in &outputs {
-                        let value = ground_term(row[*i].as_ref()?).ok()?;
-                        inside.constants.push(((*v).clone(), value));
-                    }
-                    Some(inside)
+                    outputs
+                        .iter()
+                        .map(|(i, v)| Some(((*v).clone(), ground_term(row[*i].as_ref()?).ok()?)))
+                        .collect::<Option<Vec<_>>>()
                 })
                 .collect::<Option<Vec<_>>>()?;
-            for inside in &copies {
-                collect(left, inside, shape);
+            let mark = around.constants.len();
+            for values in copies {
+                around.constants.extend(values);
+                collect(left, around, shape);
+                around.constants.truncate(mark);
             }
         }
         G::Extend {
@@ -269,11 +275,11 @@ fn collect_simple(
             if !shape.variables.contains(variable) || fixed || used.contains(variable) {
                 return None;
             }
-            let mut inside = around.clone();
-            inside
+            around
                 .constants
                 .push((variable.clone(), value.clone().into()));
-            collect(inner, &inside, shape);
+            collect(inner, around, shape);
+            around.constants.pop();
         }
         G::Project { inner, variables } => {
             let kept = |v: &Variable| {
