@@ -64,8 +64,9 @@ pub(crate) fn without_subsumed_branches(pattern: GraphPattern) -> GraphPattern {
 }
 
 /// Removes from `branches` those another branch answers (`variables`: the
-/// leaf's output variables). Planning does this for every query: the
-/// positions are read once, and pairs are compared by predicate first.
+/// leaf's output variables). Each pattern's positions are read once, and a
+/// branch is compared only with those of its predicate or a variable one:
+/// with nothing kept (`--extent-cache 0`) this runs at every query.
 fn drop_subsumed(branches: &mut Vec<BranchShape>, variables: &[Variable]) {
     let n = branches.len();
     let slots: Vec<Option<[Slot<'_>; 3]>> = branches

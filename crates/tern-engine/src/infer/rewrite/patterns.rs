@@ -417,24 +417,23 @@ impl Rewriter<'_> {
                     if filler.as_ref() == v::THING.into() {
                         alternatives.push(with_value);
                     } else if let Some(fillers) = union_of_some(self.class(&value, filler)?) {
-                        alternatives.push(if matches!(subject, TermPattern::Variable(_)) {
-                            // Both sides whole: one hash join.
-                            GraphPattern::Join {
-                                left: Box::new(with_value),
-                                right: Box::new(fillers),
-                            }
-                        } else {
-                            // A constant subject has a few values: each side
-                            // distinct on what the join needs (every
-                            // alternative is read under DISTINCT) makes
-                            // both union leaves, ordered together, and the
-                            // fillers are looked up per value instead of
-                            // read whole (with sameAs, every synonym of
-                            // each) into a hash join.
-                            GraphPattern::Join {
-                                left: Box::new(distinct_over(&[subject, &value], with_value)),
-                                right: Box::new(distinct_over(&[&value], fillers)),
-                            }
+                        // On a variable subject both sides are read whole:
+                        // one hash join. A constant subject has a few values:
+                        // each side distinct on what the join needs (every
+                        // alternative is read under DISTINCT) makes both
+                        // union leaves, ordered together, and the fillers
+                        // are looked up per value instead of read whole
+                        // (with sameAs, every synonym of each).
+                        let (left, right) = match subject {
+                            TermPattern::Variable(_) => (with_value, fillers),
+                            _ => (
+                                distinct_over(&[subject, &value], with_value),
+                                distinct_over(&[&value], fillers),
+                            ),
+                        };
+                        alternatives.push(GraphPattern::Join {
+                            left: Box::new(left),
+                            right: Box::new(right),
                         });
                     }
                 }
