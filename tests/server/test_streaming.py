@@ -258,3 +258,29 @@ def test_first_rows_arrive_before_the_end(big_server):
         first = next(r.iter_content(1024))
         assert time.monotonic() - started < 1.5
         assert first.startswith(b"?a\t")
+
+
+@pytest.mark.parametrize("first_turn", ["1ms", "0"])
+def test_short_queries_on_an_idle_server_end_in_one_turn(sample_index, first_turn):
+    """On an idle server a short query's first turn runs on the thread that
+    read the request (unless `--first-turn-here 0`), and a small result of
+    several chunks (its first row, the rest, the end) never waits for its
+    client to read before it can send its end."""
+    s = Server(sample_index, "--first-turn-here", first_turn)
+    try:
+        session = requests.Session()
+        query = "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o LIMIT 40"
+        expected = None
+        for _ in range(20):
+            r = session.post(s.url, data={"query": query},
+                             headers={"Accept": "application/sparql-results+json"}, timeout=30)
+            assert r.status_code == 200, r.text
+            rows = r.json()["results"]["bindings"]
+            assert len(rows) > 1
+            expected = expected or rows
+            assert rows == expected
+        m = s.metrics()
+        assert m["tern_first_turns_here_total"] == (20 if first_turn != "0" else 0)
+        assert m["tern_queries_parked_total"] == 0
+    finally:
+        s.stop()

@@ -92,8 +92,9 @@ impl Server {
     }
 }
 
-/// The server thread: a runtime of two threads (HTTP only; queries run on
-/// the server's own workers), the bind reported back, then serving until
+/// The server thread: a runtime of two threads (HTTP, and the first turn of
+/// a query on an idle server; queries run on the server's own workers),
+/// the bind reported back, then serving until
 /// `stop` fires or its sender is dropped.
 fn serve(
     engine: Engine,
@@ -104,6 +105,8 @@ fn serve(
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("tern-http")
+        // A query's first turn may run on these threads (`first_turn_here`).
+        .thread_stack_size(tern_engine::QUERY_STACK_BYTES)
         .enable_all()
         .build()?;
     runtime.block_on(async move {

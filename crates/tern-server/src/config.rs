@@ -18,8 +18,9 @@ impl std::fmt::Debug for IdleHook {
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
     pub addr: SocketAddr,
-    /// Query worker threads: queries are blocking CPU work and never run on
-    /// the async runtime's threads.
+    /// Query worker threads: queries are blocking CPU work, run on them
+    /// (all but the first turn of a query on an idle server, see
+    /// `first_turn_here`).
     pub workers: usize,
     /// Queries admitted to wait for a worker; beyond them clients get 503.
     pub max_queued: usize,
@@ -33,6 +34,13 @@ pub struct ServerConfig {
     /// Time slice of a query on a worker before it goes to the back of the
     /// run queue; `None`: run to the end (first come, first served).
     pub quantum: Option<Duration>,
+    /// The longest first turn a new query gets on the async thread that
+    /// received it, when a worker is free and no query waits (see
+    /// `Scheduler::submit_here`); `None` (or no `quantum`): every query
+    /// goes to a worker.
+    /// The runtime's threads then need `tern_engine::QUERY_STACK_BYTES`
+    /// stacks.
+    pub first_turn_here: Option<Duration>,
     /// How long continuation tokens and the state they refer to last.
     pub token_ttl: Duration,
     /// Memory for suspended queries' materialized state (oldest goes first).
@@ -80,6 +88,7 @@ impl Default for ServerConfig {
             max_query_bytes: 1 << 20,
             fault_injection: false,
             quantum: Some(Duration::from_millis(5)),
+            first_turn_here: Some(Duration::from_millis(1)),
             token_ttl: Duration::from_secs(3600),
             stash_bytes: 1 << 30,
             token_key: None,

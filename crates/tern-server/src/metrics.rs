@@ -86,6 +86,10 @@ pub struct Gauges {
     pub running: usize,
     pub queued: usize,
     pub quanta_yielded: u64,
+    /// First turns run on the thread that received the query.
+    pub turns_here: u64,
+    /// Times a query was parked because its client did not read.
+    pub parks: u64,
     pub stash: StashUsage,
     /// Queries parked until their clients read.
     pub stalled: usize,
@@ -184,6 +188,8 @@ impl Metrics {
             running,
             queued,
             quanta_yielded,
+            turns_here,
+            parks,
             stash,
             stalled,
             stall_drops,
@@ -286,6 +292,18 @@ impl Metrics {
         );
         let _ = writeln!(out, "# TYPE tern_stalled_dropped_total counter");
         let _ = writeln!(out, "tern_stalled_dropped_total {stall_drops}");
+        let _ = writeln!(
+            out,
+            "# HELP tern_queries_parked_total Times a query was parked until its client read what it produced."
+        );
+        let _ = writeln!(out, "# TYPE tern_queries_parked_total counter");
+        let _ = writeln!(out, "tern_queries_parked_total {parks}");
+        let _ = writeln!(
+            out,
+            "# HELP tern_first_turns_here_total Queries whose first turn ran on the thread that read the request (the server was idle)."
+        );
+        let _ = writeln!(out, "# TYPE tern_first_turns_here_total counter");
+        let _ = writeln!(out, "tern_first_turns_here_total {turns_here}");
         let _ = writeln!(
             out,
             "# HELP tern_query_memory_bytes Materialized state (hash tables, sorts, groups) of the running queries."

@@ -439,7 +439,10 @@ pub(crate) async fn run_query(
     let task = Box::new(QueryTask::new(job, slot));
     let submitted = match continuing {
         Some(started_at_ms) => state.scheduler.submit_continuation(task, started_at_ms),
-        None => state.scheduler.submit(task),
+        None => match state.config.first_turn_here {
+            Some(turn) => state.scheduler.submit_here(task, turn),
+            None => state.scheduler.submit(task),
+        },
     };
     // Until the head arrives, dropping this future means the client left;
     // an answer that is an error (the query was refused or failed) is no
@@ -657,6 +660,8 @@ async fn metrics(State(state): State<Arc<AppState>>) -> Response {
         running: state.scheduler.running(),
         queued: state.scheduler.queued(),
         quanta_yielded: state.scheduler.yields(),
+        turns_here: state.scheduler.turns_here(),
+        parks: state.scheduler.parks(),
         stash: state.paging.stash.usage(),
         stalled: state.scheduler.stalled(),
         stall_drops: state.scheduler.stall_drops(),

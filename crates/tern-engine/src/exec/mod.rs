@@ -53,6 +53,7 @@ mod sort_steps;
 mod spill;
 mod synonyms;
 mod union;
+mod union_detail;
 mod union_index_join;
 mod union_of_patterns;
 mod union_scan;
@@ -101,6 +102,7 @@ pub use shortest_path::{
 pub use slice::Slice;
 pub use synonyms::Synonyms;
 pub use union::Union;
+pub use union_detail::UnionDetail;
 pub use union_index_join::UnionIndexJoin;
 pub use union_of_patterns::{BranchValue, UnionBranch, UnionOfPatterns, MAX_UNION_WIDTH};
 pub use union_scan::UnionScan;

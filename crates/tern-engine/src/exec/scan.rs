@@ -168,51 +168,14 @@ impl Operator for Scan {
     }
 
     fn describe(&self) -> OperatorInfo {
-        let names = ["S", "P", "O"];
-        let terms: Vec<String> = self
-            .pattern
-            .terms
-            .iter()
-            .map(|t| match *t {
-                PatternTerm::Constant(id) => match self.ctx.term(id) {
-                    Ok(Some(term)) => term.to_string(),
-                    _ => format!("{id:?}"),
-                },
-                PatternTerm::Variable(c) => self.variables[c].to_string(),
-            })
-            .collect();
-        let order: String = self
-            .pattern
-            .perm
-            .order()
-            .iter()
-            .map(|&p| names[p])
-            .collect();
-        let graph = match self.pattern.graph {
-            GraphScope::Default => String::new(),
-            GraphScope::Named(g) => format!(" in graph {g:?}"),
-            GraphScope::NamedVariable(c) => format!(" in graph {}", self.variables[c]),
-        };
-        let range = if self.pattern.scan_range.is_all() {
-            String::new()
-        } else {
-            let bound = |b: Bound<Id>| match b {
-                Bound::Included(id) | Bound::Excluded(id) => match self.ctx.term(id) {
-                    Ok(Some(term)) => term.to_string(),
-                    _ => format!("{id:?}"),
-                },
-                Bound::Unbounded => "..".into(),
-            };
-            let range = self.pattern.scan_range;
-            format!(" reading {} to {}", bound(range.start), bound(range.end))
-        };
+        let pattern = describe_pattern(&self.ctx, &self.variables, &self.pattern);
         let part = match self.part {
             Some((part, parts)) => format!(" (part {} of {parts})", part + 1),
             None => String::new(),
         };
         OperatorInfo {
             name: "Scan",
-            detail: format!("{order} {}{graph}{range}{part}", terms.join(" ")),
+            detail: format!("{pattern}{part}"),
             blocks_read: Some(self.blocks_read.clone()),
         }
     }
@@ -315,4 +278,43 @@ impl Operator for Scan {
             }
         }
     }
+}
+
+/// A pattern as EXPLAIN shows it: the permutation read, its terms, its
+/// graph and the range of its last column read.
+pub(super) fn describe_pattern(
+    ctx: &QueryContext,
+    variables: &[Variable],
+    pattern: &PatternRows,
+) -> String {
+    let names = ["S", "P", "O"];
+    let term = |id: Id| match ctx.term(id) {
+        Ok(Some(term)) => term.to_string(),
+        _ => format!("{id:?}"),
+    };
+    let terms: Vec<String> = pattern
+        .terms
+        .iter()
+        .map(|t| match *t {
+            PatternTerm::Constant(id) => term(id),
+            PatternTerm::Variable(c) => variables[c].to_string(),
+        })
+        .collect();
+    let order: String = pattern.perm.order().iter().map(|&p| names[p]).collect();
+    let graph = match pattern.graph {
+        GraphScope::Default => String::new(),
+        GraphScope::Named(g) => format!(" in graph {g:?}"),
+        GraphScope::NamedVariable(c) => format!(" in graph {}", variables[c]),
+    };
+    let range = if pattern.scan_range.is_all() {
+        String::new()
+    } else {
+        let bound = |b: Bound<Id>| match b {
+            Bound::Included(id) | Bound::Excluded(id) => term(id),
+            Bound::Unbounded => "..".into(),
+        };
+        let range = pattern.scan_range;
+        format!(" reading {} to {}", bound(range.start), bound(range.end))
+    };
+    format!("{order} {}{graph}{range}", terms.join(" "))
 }

@@ -12,6 +12,7 @@
 use super::cursor::{Filled, RowCursor};
 use super::profile::OperatorInfo;
 use super::rows::{Solution, Sources};
+use super::union_detail::UnionDetail;
 use super::union_of_patterns::{UnionOfPatterns, UnionRow};
 use super::{Batch, BatchRamp, BoxedOperator, Operator};
 use crate::context::{MemoryCharge, QueryContext};
@@ -44,7 +45,7 @@ pub struct UnionIndexJoin {
     /// Whether `found` holds every binding of the union.
     complete: bool,
     /// For EXPLAIN: what the union reads.
-    detail: String,
+    detail: UnionDetail,
 }
 
 /// What one pattern's lookup costs against reading one of its rows
@@ -62,7 +63,7 @@ impl UnionIndexJoin {
         ctx: Arc<QueryContext>,
         left: BoxedOperator,
         union: UnionOfPatterns,
-        detail: String,
+        detail: UnionDetail,
     ) -> UnionIndexJoin {
         let (variables, sources) = Solution::merge_schemas(left.variables(), &union.variables);
         let bound_from = union
@@ -218,7 +219,10 @@ impl Operator for UnionIndexJoin {
         let shared = super::bound_variable_list(&self.union.variables, &self.bound_from);
         OperatorInfo {
             name: "UnionIndexJoin",
-            detail: format!("on {shared} into {}", self.detail),
+            detail: format!(
+                "on {shared} into {}",
+                self.detail.describe(&self.ctx, &self.union)
+            ),
             blocks_read: Some(self.union.lookups.clone()),
         }
     }

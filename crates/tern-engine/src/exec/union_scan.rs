@@ -19,6 +19,7 @@
 
 use super::distinct_rows::DistinctRows;
 use super::profile::OperatorInfo;
+use super::union_detail::UnionDetail;
 use super::union_of_patterns::UnionOfPatterns;
 use super::union_whole_scan::BranchTask;
 use super::{Batch, Operator, BATCH_ROWS};
@@ -41,7 +42,7 @@ pub struct UnionScan {
     keep_as: Option<String>,
     /// Rows handed out (or, before they are computed, to skip).
     handed_out: usize,
-    detail: String,
+    detail: UnionDetail,
 }
 
 struct Reading {
@@ -65,7 +66,7 @@ impl UnionScan {
     pub fn new(
         ctx: Arc<QueryContext>,
         union: UnionOfPatterns,
-        detail: String,
+        detail: UnionDetail,
         kept: Option<Arc<Extent>>,
         keep_as: Option<String>,
     ) -> UnionScan {
@@ -194,7 +195,7 @@ impl Operator for UnionScan {
     fn describe(&self) -> OperatorInfo {
         OperatorInfo {
             name: "UnionScan",
-            detail: self.detail.clone(),
+            detail: self.detail.describe(&self.ctx, &self.union),
             blocks_read: None,
         }
     }

@@ -517,12 +517,7 @@ impl Planner {
             )),
             Leaf::Union(leaf) => {
                 let union = self.union_of(leaf, leaves.graph)?;
-                Box::new(UnionIndexJoin::new(
-                    ctx.clone(),
-                    left,
-                    union,
-                    leaf.detail(self),
-                ))
+                Box::new(UnionIndexJoin::new(ctx.clone(), left, union, leaf.detail()))
             }
             // Never looked up: built once (see `rows_leaf`).
             Leaf::Rows(leaf) => Box::new(HashJoin::new(ctx.clone(), left, leaf.take()?)),

@@ -38,7 +38,7 @@ use super::join_order::PatternEstimate;
 use super::planner::{ground_term, GraphContext, Planner, SYNONYMS_SERVICE};
 use crate::context::Extent;
 use crate::exec::{
-    BoxedOperator, BranchValue, Distinct, Operator, Scan, UnionBranch, UnionOfPatterns, UnionScan,
+    BoxedOperator, BranchValue, Distinct, UnionBranch, UnionDetail, UnionOfPatterns, UnionScan,
     MAX_UNION_WIDTH,
 };
 use crate::EngineError;
@@ -412,32 +412,9 @@ impl ResolvedLeaf<'_> {
         self.branches.is_empty() && self.complex.is_empty()
     }
 
-    /// What its lookups read, for EXPLAIN.
-    pub fn detail(&self, planner: &Planner) -> String {
-        const SHOWN: usize = 3;
-        let mut parts: Vec<String> = self
-            .branches
-            .iter()
-            .zip(&self.branch_variables)
-            .take(SHOWN)
-            .map(|(b, names)| {
-                Scan::of(planner.ctx.clone(), names.clone(), b.pattern)
-                    .describe()
-                    .detail
-            })
-            .collect();
-        let more = self.branches.len().saturating_sub(SHOWN);
-        if more > 0 {
-            parts.push(format!("{more} more"));
-        }
-        if !self.complex.is_empty() {
-            parts.push(format!("{} complex", self.complex.len()));
-        }
-        format!(
-            "a union of {} patterns ({})",
-            self.branches.len(),
-            parts.join(" | ")
-        )
+    /// What EXPLAIN needs to say what its lookups read.
+    pub fn detail(&self) -> UnionDetail {
+        UnionDetail::new(&self.branch_variables, self.kept.is_some())
     }
 }
 
@@ -478,10 +455,7 @@ impl Planner {
             return Ok(Box::new(Distinct::new(self.ctx.clone(), inner)));
         }
         let union = self.union_of(leaf, graph)?;
-        let mut detail = leaf.detail(self);
-        if leaf.kept.is_some() {
-            detail.push_str(", its rows kept from an earlier query on this snapshot");
-        }
+        let detail = leaf.detail();
         // Rows found kept are not offered again.
         let keep_as = match &leaf.kept {
             Some(_) => None,
