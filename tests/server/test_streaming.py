@@ -284,3 +284,20 @@ def test_short_queries_on_an_idle_server_end_in_one_turn(sample_index, first_tur
         assert m["tern_queries_parked_total"] == 0
     finally:
         s.stop()
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate", "br", "zstd"])
+def test_a_short_result_is_compressed_whole(server, encoding):
+    """A result whole before its first byte leaves is compressed where it
+    was written, in one piece: it decodes to the identity content, and the
+    access log names the level it was compressed at."""
+    query = "SELECT ?s ?p ?o WHERE { ?s ?p ?o } ORDER BY ?s ?p ?o LIMIT 25"
+    plain = requests.post(server.url, data={"query": query},
+                          headers={"Accept": "text/tab-separated-values", "Accept-Encoding": "identity"}, timeout=30)
+    r = requests.post(server.url, data={"query": query},
+                      headers={"Accept": "text/tab-separated-values", "Accept-Encoding": encoding}, stream=True, timeout=30)
+    assert r.headers["Content-Encoding"] == encoding
+    wire = r.raw.read(decode_content=False)
+    assert decode(encoding, wire) == plain.content
+    assert plain.content.count(b"\n") == 26
+    assert f'encoding="{encoding}" levels="1"' in server.access_log()

@@ -7,15 +7,17 @@
 //! writer, and a chunk the channel had no room for waits in the task (the
 //! worker moves on to other queries) instead of blocking the worker.
 //!
-//! The response head waits for the first chunk (which leaves as soon as the
-//! first row is written): a query that fails before producing anything
-//! still gets a proper status code and message. A paged request (see
+//! The response head waits for the first chunk (which leaves once rows
+//! have waited [`MAX_HOLD`], at the end of the query's turn, or with the
+//! whole result): a query that fails before producing anything still gets
+//! a proper status code and message, and a short result leaves whole, in
+//! one piece that can be compressed where it was written. A paged request (see
 //! `paging`) keeps its whole page until its quantum ends, so that the head
 //! can carry the continuation token.
 
 use crate::chunk::{Chunk, Ending};
 use crate::clients::ClientSlot;
-use crate::encoding::{compress_stage, Encoding};
+use crate::encoding::{Coding, Encoding, COMPRESS_HERE_BYTES};
 use crate::error::RequestError;
 use crate::paging::{PageRequest, PageStats};
 use crate::parallel_write::{write_rows, ParallelWriter, PARALLEL_WRITE_MAX, PARALLEL_WRITE_ROWS};
@@ -93,7 +95,11 @@ enum Stop {
 struct Sink {
     /// Until the first delivery: where to send the head, and the head itself.
     head: Option<(oneshot::Sender<Result<Head, RequestError>>, Head)>,
+    /// Where chunks go: the response body, or the compression stage once
+    /// it runs.
     tx: mpsc::Sender<Chunk>,
+    /// Compression not decided yet (until the first delivery).
+    coding: Option<Coding>,
     buf: Vec<u8>,
     /// Chunks made but not yet accepted by the channel.
     outbox: VecDeque<Chunk>,
@@ -102,6 +108,9 @@ struct Sink {
     /// Wait for room in the channel (first come, first served) instead of
     /// giving the worker back.
     blocking: bool,
+    /// Send the first row at once (under an injected fault, which is
+    /// meant to come after the first byte).
+    first_row_alone: bool,
 }
 
 impl Sink {
@@ -130,6 +139,9 @@ impl Sink {
     }
 
     fn deliver(&mut self) -> Result<(), Stop> {
+        if let Some(coding) = self.coding.take() {
+            self.start_coding(coding);
+        }
         if let Some((sender, head)) = self.head.take() {
             sender.send(Ok(head)).map_err(|_| Stop::Gone)?;
         }
@@ -150,17 +162,41 @@ impl Sink {
         Ok(())
     }
 
+    /// A small result whole by its first delivery is compressed here;
+    /// anything else goes through the compression stage from now on.
+    fn start_coding(&mut self, coding: Coding) {
+        let size: usize = (self.outbox.iter())
+            .map(|c| match c {
+                Chunk::Data(d) => d.len(),
+                Chunk::End(_) => 0,
+            })
+            .sum();
+        let whole = matches!(self.outbox.back(), Some(Chunk::End(_)));
+        if whole && size <= COMPRESS_HERE_BYTES {
+            match coding.compress_whole(&mut self.outbox) {
+                Ok(()) => return,
+                Err(e) => tracing::error!("compression failed: {e}"),
+            }
+        }
+        let (input, from_producer) = mpsc::channel(QUEUE_CHUNKS + 1);
+        let to_body = std::mem::replace(&mut self.tx, input);
+        coding.start(from_producer, to_body);
+    }
+
     /// After each step that wrote rows (`before` rows were written before
     /// it, `rows` now): hand the buffer on when it is full, or when rows
     /// have waited in it (checked every row early on, then every 256 rows so
     /// the clock is not read millions of times a second; a step writing
     /// many rows at once may pass a multiple of 256 without landing on it).
+    /// The first rows wait too (counted from the start of production), so
+    /// that a short result leaves whole.
     #[inline]
     fn after_rows(&mut self, before: u64, rows: u64) -> Result<(), Stop> {
         if self.buf.len() >= CHUNK_BYTES {
             return self.flush();
         }
-        if clock_due(before, rows) && (!self.started() || self.last_flush.elapsed() >= MAX_HOLD) {
+        let waited = self.last_flush.elapsed() >= MAX_HOLD;
+        if clock_due(before, rows) && (waited || (self.first_row_alone && !self.started())) {
             return self.flush();
         }
         Ok(())
@@ -350,13 +386,12 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
             }
         },
     };
-    // One slot more for the end marker: a small result (its first row,
-    // the rest, the end) then ends in the turn that wrote it. With two
-    // slots it waited for the network to take a chunk, and went back to a
-    // worker to send its end: two thread hand-offs on every short query
-    // with more than one row (0.1-0.3 ms on an idle server).
-    let (tx, rx) = mpsc::channel(QUEUE_CHUNKS + 1);
-    let body = compress_stage(rx, job.encoding, QUEUE_CHUNKS, job.adaptive_compression);
+    // One slot more for the end marker: a result of up to two chunks then
+    // ends in the turn that wrote it. With two slots, a result whose first
+    // row had left alone waited for the network to take a chunk, and went
+    // back to a worker to send its end: two thread hand-offs (0.1-0.3 ms
+    // on an idle server).
+    let (tx, body) = mpsc::channel(QUEUE_CHUNKS + 1);
     let page_stats = job.page.as_ref().map(PageRequest::stats);
     let mut sink = Sink {
         head: Some((
@@ -372,11 +407,13 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
             },
         )),
         tx,
+        coding: Coding::new(job.encoding, job.adaptive_compression),
         buf: Vec::with_capacity(CHUNK_BYTES + (64 << 10)),
         outbox: VecDeque::new(),
         payload: 0,
         last_flush: Instant::now(),
         blocking,
+        first_row_alone: job.fault_after.is_some(),
     };
     let mut ending = Ending {
         outcome: "ok",
@@ -572,7 +609,7 @@ impl Producing {
                         Some(written) => written,
                         None => {
                             // On this core: the first row alone (it leaves
-                            // at once), one row at a time under an injected
+                            // at once if it took long), one row at a time under an injected
                             // fault, else the rest of a short batch or a
                             // format that cannot fork.
                             let rows = if self.fault_after.is_some() || self.ending.rows == 0 {
@@ -646,12 +683,13 @@ impl Producing {
     /// for its next turn; a page suspends its query into a token and ends.
     fn pause(&mut self, page_full: bool) -> Result<Step, Stop> {
         let Some(page) = &mut self.page else {
-            // Rows that waited long enough go out; a header alone does not,
-            // so that a query failing before its first row still gets a
-            // status code.
+            // Rows that waited long enough go out, and the first ones at
+            // the end of their first turn; a header alone does not, so that
+            // a query failing before its first row still gets a status
+            // code.
             if self.ending.rows > 0
                 && !self.sink.buf.is_empty()
-                && self.sink.last_flush.elapsed() >= MAX_HOLD
+                && (!self.sink.started() || self.sink.last_flush.elapsed() >= MAX_HOLD)
             {
                 self.sink.flush()?;
             }

@@ -23,27 +23,31 @@ pub enum Compressor {
 }
 
 impl Compressor {
-    /// A compressor at `level` (on the encoding's own scale); `None` for
-    /// identity.
-    pub fn new(encoding: Encoding, level: i32) -> std::io::Result<Option<Compressor>> {
+    /// A compressor at `level` (on the encoding's own scale), its output
+    /// buffer made with `capacity` bytes; `None` for identity.
+    pub fn new(
+        encoding: Encoding,
+        level: i32,
+        capacity: usize,
+    ) -> std::io::Result<Option<Compressor>> {
         Ok(Some(match encoding {
             Encoding::Identity => return Ok(None),
             Encoding::Gzip => Compressor::Gzip(flate2::write::GzEncoder::new(
-                Vec::with_capacity(1 << 20),
+                Vec::with_capacity(capacity),
                 deflate_level(level),
             )),
             Encoding::Deflate => Compressor::Deflate(flate2::write::ZlibEncoder::new(
-                Vec::with_capacity(1 << 20),
+                Vec::with_capacity(capacity),
                 deflate_level(level),
             )),
             // A 4 MiB window: brotli's fast setting at quality 1.
             Encoding::Brotli => Compressor::Brotli(Box::new(brotli::CompressorWriter::new(
-                Vec::with_capacity(1 << 20),
+                Vec::with_capacity(capacity),
                 64 << 10,
                 level.clamp(0, 11) as u32,
                 22,
             ))),
-            Encoding::Zstd => Compressor::Zstd(ZstdStream::new(level)?),
+            Encoding::Zstd => Compressor::Zstd(ZstdStream::new(level, capacity)?),
         }))
     }
 
@@ -119,9 +123,9 @@ pub struct ZstdStream {
 }
 
 impl ZstdStream {
-    fn new(level: i32) -> std::io::Result<ZstdStream> {
+    fn new(level: i32, capacity: usize) -> std::io::Result<ZstdStream> {
         Ok(ZstdStream {
-            encoder: zstd::stream::write::Encoder::new(Vec::with_capacity(1 << 20), level)?,
+            encoder: zstd::stream::write::Encoder::new(Vec::with_capacity(capacity), level)?,
             level,
             done: Vec::new(),
         })
@@ -175,7 +179,9 @@ mod tests {
 
     /// Compresses `data` in chunks, moving through `levels` one per chunk.
     fn compress(encoding: Encoding, data: &[u8], levels: &[i32]) -> Vec<u8> {
-        let mut c = Compressor::new(encoding, levels[0]).unwrap().unwrap();
+        let mut c = Compressor::new(encoding, levels[0], 1 << 20)
+            .unwrap()
+            .unwrap();
         let mut out = Vec::new();
         let chunks: Vec<&[u8]> = data.chunks(data.len().div_ceil(levels.len())).collect();
         for (chunk, level) in chunks.iter().zip(levels) {
@@ -234,10 +240,12 @@ mod tests {
     #[test]
     fn only_zstd_changes_level() {
         for encoding in [Encoding::Gzip, Encoding::Deflate, Encoding::Brotli] {
-            let mut c = Compressor::new(encoding, 1).unwrap().unwrap();
+            let mut c = Compressor::new(encoding, 1, 1 << 20).unwrap().unwrap();
             assert!(!c.set_level(6).unwrap(), "{encoding:?}");
         }
-        let mut c = Compressor::new(Encoding::Zstd, 1).unwrap().unwrap();
+        let mut c = Compressor::new(Encoding::Zstd, 1, 1 << 20)
+            .unwrap()
+            .unwrap();
         assert!(c.set_level(6).unwrap());
     }
 }

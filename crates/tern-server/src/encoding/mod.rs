@@ -2,6 +2,8 @@
 //! between a query's producer and the network, so that producing the next
 //! chunk and compressing the previous one overlap. Its level adapts to
 //! whichever side is slower (`level.rs`); `compressor.rs` owns the streams.
+//! A small result that is whole before anything of it is sent is
+//! compressed where it was written instead ([`Coding::compress_whole`]).
 
 mod compressor;
 mod level;
@@ -10,8 +12,16 @@ use crate::chunk::Chunk;
 use bytes::Bytes;
 use compressor::Compressor;
 use level::LevelControl;
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::{self, error::TrySendError};
+
+/// Largest result compressed on the thread that wrote it, when it is whole
+/// before its first byte leaves: a thread of its own and the hand-offs to
+/// and from it cost more than compressing a few kilobytes (q14 of the
+/// inference benchmark, 4 KB: 0.14 ms on the server identity, 0.56 gzip),
+/// and 256 KiB take well under a quantum at the first level.
+pub const COMPRESS_HERE_BYTES: usize = 256 << 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
@@ -47,40 +57,72 @@ impl Encoding {
     }
 }
 
-/// Puts a compression stage after `input` when `encoding` asks for one and
-/// returns the channel the response body reads. The stage's output channel
-/// is as bounded as its input, so a slow client stops compression, which
-/// stops the producer. With `adaptive`, the level rises while the client
-/// is the bottleneck and falls back while it is not.
-pub fn compress_stage(
-    input: mpsc::Receiver<Chunk>,
+/// How one response's content is compressed: decided at its first
+/// delivery, when it is known whether the result is already whole.
+pub struct Coding {
     encoding: Encoding,
-    capacity: usize,
     adaptive: bool,
-) -> mpsc::Receiver<Chunk> {
-    let control = LevelControl::new(if adaptive {
-        encoding.ladder()
-    } else {
-        &encoding.ladder()[..1]
-    });
-    let compressor = match Compressor::new(encoding, control.level()) {
-        Ok(Some(c)) => c,
-        // Identity, or a compressor that cannot start: send uncompressed
-        // would lie about Content-Encoding, so identity is decided earlier
-        // and an init failure ends the stream as broken.
-        Ok(None) => return input,
-        Err(e) => {
-            tracing::error!("cannot start {} compressor: {e}", encoding.token());
-            let (_tx, rx) = mpsc::channel(1);
-            return rx;
+}
+
+impl Coding {
+    /// `None` for identity. With `adaptive`, the level rises while the
+    /// client is the bottleneck and falls back while it is not.
+    pub fn new(encoding: Encoding, adaptive: bool) -> Option<Coding> {
+        (encoding != Encoding::Identity).then_some(Coding { encoding, adaptive })
+    }
+
+    /// Compresses a whole result (`chunks`: its data, then its end) into
+    /// one data chunk, at the first level. On an error `chunks` is as it
+    /// was.
+    pub fn compress_whole(&self, chunks: &mut VecDeque<Chunk>) -> std::io::Result<()> {
+        let level = self.encoding.ladder()[0];
+        let size: usize = (chunks.iter())
+            .map(|c| match c {
+                Chunk::Data(d) => d.len(),
+                Chunk::End(_) => 0,
+            })
+            .sum();
+        let Some(mut compressor) = Compressor::new(self.encoding, level, size / 2 + 1024)? else {
+            return Ok(());
+        };
+        for chunk in chunks.iter() {
+            if let Chunk::Data(data) = chunk {
+                compressor.write(data)?;
+            }
         }
-    };
-    let (tx, output) = mpsc::channel(capacity);
-    std::thread::Builder::new()
-        .name(format!("tern-{}", encoding.token()))
-        .spawn(move || run(compressor, control, input, tx))
-        .expect("spawn a compression thread");
-    output
+        let out = compressor.finish()?;
+        let Some(Chunk::End(mut ending)) = chunks.pop_back() else {
+            unreachable!("a whole result ends with its end");
+        };
+        ending.levels = vec![level];
+        chunks.clear();
+        chunks.push_back(Chunk::Data(Bytes::from(out)));
+        chunks.push_back(Chunk::End(ending));
+        Ok(())
+    }
+
+    /// Starts the compression stage on a thread of its own, from `input`
+    /// to `output` (the channel the response body reads; as bounded as its
+    /// input, so a slow client stops compression, which stops the
+    /// producer).
+    pub fn start(self, input: mpsc::Receiver<Chunk>, output: mpsc::Sender<Chunk>) {
+        let ladder = self.encoding.ladder();
+        let control = LevelControl::new(if self.adaptive { ladder } else { &ladder[..1] });
+        let compressor = match Compressor::new(self.encoding, control.level(), 1 << 20) {
+            Ok(Some(c)) => c,
+            Ok(None) => unreachable!("identity is not a coding"),
+            // Sending uncompressed would lie about Content-Encoding:
+            // dropping `output` ends the stream as broken.
+            Err(e) => {
+                tracing::error!("cannot start {} compressor: {e}", self.encoding.token());
+                return;
+            }
+        };
+        std::thread::Builder::new()
+            .name(format!("tern-{}", self.encoding.token()))
+            .spawn(move || run(compressor, control, input, output))
+            .expect("spawn a compression thread");
+    }
 }
 
 fn run(
@@ -189,7 +231,10 @@ mod tests {
     /// each compressed chunk; returns what it read.
     fn stream(adaptive: bool, pause: Duration) -> Vec<u8> {
         let (tx, rx) = mpsc::channel(2);
-        let mut output = compress_stage(rx, Encoding::Zstd, 2, adaptive);
+        let (output_tx, mut output) = mpsc::channel(2);
+        Coding::new(Encoding::Zstd, adaptive)
+            .unwrap()
+            .start(rx, output_tx);
         let feeder = std::thread::spawn(move || {
             for chunk in chunks() {
                 tx.blocking_send(Chunk::Data(Bytes::from(chunk))).unwrap();
