@@ -2,8 +2,10 @@
 import os
 import platform
 import re
+import shutil
 import signal
 import subprocess
+import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -67,3 +69,36 @@ def find_fuseki_jar() -> Path | None:
     jars = sorted((Path.home() / ".m2/repository/org/apache/jena/jena-fuseki-server").glob("*/jena-fuseki-server-*.jar"),
                   key=version)
     return jars[-1] if jars else None
+
+
+def fetch_fuseki_jar() -> Path | None:
+    """find_fuseki_jar(), after fetching the newest release from Maven Central when ~/.m2 has none."""
+    if jar := find_fuseki_jar():
+        return jar
+    subprocess.run(["mvn", "-q", "dependency:get", "-Dartifact=org.apache.jena:jena-fuseki-server:RELEASE",
+                    "-Dtransitive=false"], check=True)
+    return find_fuseki_jar()
+
+
+def fuseki_version(jar: Path) -> str:
+    """The release in the jar's name (jena-fuseki-server-6.2.0.jar: 6.2.0); asking the server costs a JVM start."""
+    return jar.stem.removeprefix("jena-fuseki-server-")
+
+
+def tdb2_load(java: Path, jar: Path, heap: str, location: Path, nt: Path) -> float:
+    """A fresh TDB2 store of nt at location with tdbloader's parallel loader (PEERS.md);
+    its wall-clock seconds."""
+    shutil.rmtree(location, ignore_errors=True)
+    t = time.monotonic()
+    subprocess.run([str(java), f"-Xmx{heap}", "-cp", str(jar), "tdb2.tdbloader", "--loader=parallel",
+                    f"--loc={location}", str(nt)], check=True, capture_output=True)
+    return round(time.monotonic() - t, 2)
+
+
+def fuseki_command(java: Path, jar: Path, heap: str, port: int, location: Path, timeout_s: float) -> list[str]:
+    """Fuseki serving the TDB2 store at location, read-only, as /ds (endpoint /ds/sparql) on
+    localhost. --timeout (ms), a single value, limits each query's whole execution: past it
+    an answer not begun is a 503, one already streaming is cut (200, then a comment line
+    that no results parser accepts)."""
+    return [str(java), f"-Xmx{heap}", "-jar", str(jar), "--localhost", f"--port={port}", f"--loc={location}",
+            f"--timeout={int(timeout_s * 1000)}", "/ds"]

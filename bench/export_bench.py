@@ -116,7 +116,7 @@ import urllib.parse
 import zlib
 from pathlib import Path
 
-from benchlib import find_fuseki_jar, find_java
+from benchlib import fetch_fuseki_jar, find_java, fuseki_command, tdb2_load
 from fairness_bench import Virtuoso, set_ini, stop
 
 BENCH = Path(__file__).resolve().parent
@@ -449,24 +449,17 @@ def virtuoso_server(size, nt, args):
 
 
 def fuseki_server(size, nt, args):
-    java, jar = find_java(), find_fuseki_jar()
+    java = find_java()
     if java is None:
         raise RuntimeError("no Java 21+ under /usr/lib/jvm/temurin* (Fuseki needs one; see ../shared/PEERS.md)")
-    if jar is None:
-        subprocess.run(["mvn", "-q", "dependency:get", "-Dartifact=org.apache.jena:jena-fuseki-server:RELEASE",
-                        "-Dtransitive=false"], check=True)
-        jar = find_fuseki_jar()
+    jar = fetch_fuseki_jar()
     location = DATA / f"export-fuseki-{size}"
     if not (location / "loaded").exists():
-        shutil.rmtree(location, ignore_errors=True)
-        t = time.monotonic()
-        subprocess.run([java, f"-Xmx{args.fuseki_heap}", "-cp", jar, "tdb2.tdbloader", "--loader=parallel",
-                        f"--loc={location}", nt], check=True, capture_output=True)
-        (location / "loaded").write_text(f"{nt} {time.monotonic() - t:.1f} s\n")
+        s = tdb2_load(java, jar, args.fuseki_heap, location, nt)
+        (location / "loaded").write_text(f"{nt} {s:.1f} s\n")
     port = free_port()
     log = open(DATA / f"export-fuseki-{size}.log", "w")
-    proc = subprocess.Popen([java, f"-Xmx{args.fuseki_heap}", "-jar", jar, "--localhost", f"--port={port}",
-                             f"--loc={location}", f"--timeout={args.timeout * 1000}", "/ds"],
+    proc = subprocess.Popen(fuseki_command(java, jar, args.fuseki_heap, port, location, args.timeout),
                             stdout=log, stderr=subprocess.STDOUT,
                             env={**os.environ, "FUSEKI_BASE": str(DATA / "export-fuseki-base")})
     return serving(Server("fuseki", proc, f"http://127.0.0.1:{port}/ds/sparql"), port)

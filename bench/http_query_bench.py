@@ -157,10 +157,10 @@ class Server:
     def __init__(self, args):
         self.args, self.port, self.proc, self.cmd = args, free_port(), None, None
 
-    def start(self, cmd: list[str], log: Path) -> None:
+    def start(self, cmd: list[str], log: Path, env: dict | None = None) -> None:
         self.cmd = cmd
         self.log = open(log, "ab")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log, stdin=subprocess.DEVNULL, env=env)
         try:
             wait_http(self.port, self.proc)
         except BaseException:  # not started: __exit__ will not run

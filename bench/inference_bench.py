@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Query-time inference against materialization, over HTTP, in one run: Tern
 answering OWL-RL queries over the stored data (rewriting each query, nothing
-derived is stored) next to Tern, Oxigraph and Virtuoso over the materialized data
-(every entailed triple stored, queries answered without inference).
+derived is stored) next to Tern, Oxigraph, Virtuoso and Fuseki over the materialized
+data (every entailed triple stored, queries answered without inference).
 
 Data: bench/university.py, a LUBM-like data set (--universities N, about 101 K
 stored triples each, 1.7 times as many materialized; the default 100 gives ~10.1 M
@@ -19,10 +19,20 @@ the end, also on Ctrl-C and errors):
   virtuoso           Virtuoso 7.2 (private instance as in ../shared/PEERS.md), the
                      materialized file in one named graph, queried with
                      default-graph-uri; no inference rules are enabled
+  fuseki             Apache Jena Fuseki (the newest jena-fuseki-server jar in ~/.m2, on
+                     Java 21+ from /usr/lib/jvm/temurin*, -Xmx --fuseki-heap) over a TDB2
+                     store of the materialized file, read-only, --timeout as its limit per
+                     query (endpoint /ds/sparql); Jena's best configuration for these
+                     queries: its RDFS reasoner covers only part of the OWL-RL rules they
+                     need. In the default --engines when Java and the jar are found (else
+                     left out, with a message); named in --engines, a missing jar is
+                     fetched with mvn
 
 Load (timed, before the queries, one engine at a time): `tern load` of each file,
 `oxigraph load` (and `oxigraph optimize`, timed apart), Virtuoso's bulk loader
-(ld_dir, rdf_loader_run, checkpoint) into a fresh database; with the generator's
+(ld_dir, rdf_loader_run, checkpoint) into a fresh database, Jena's `tdb2.tdbloader
+--loader=parallel` into a fresh TDB2 store; with --no-load, only the stores missing
+from --work are built (an engine new to an earlier run's data); with the generator's
 times, the report shows how long each engine takes from the stored data to a
 queryable store (the materialized engines need the materialization first; the
 generator's chainer is plain Python, so its time is an upper bound on what a
@@ -31,7 +41,7 @@ dedicated reasoner would take).
 Queries: bench/inference/*.rq (one per rule or combination, and two LUBM joins;
 each file says what it exercises). All of them once per engine as warm-up, then
 --runs measured runs, interleaved per query (tern-inferred, tern-materialized,
-oxigraph, virtuoso, tern-inferred, ...). Per query: the median of its runs per
+oxigraph, virtuoso, fuseki, tern-inferred, ...). Per query: the median of its runs per
 engine, tern-inferred / tern-materialized (the cost of inferring at query time in
 the same engine) and tern-inferred / the fastest peer (above 1: tern is slower),
 with their geometric means. Results are cross-checked between every pair of engines
@@ -42,11 +52,14 @@ Markdown tables to stdout, everything (every run, load and generation times,
 differences with sample rows) to bench/results/inference-<date>.json.
 
 Needs: a release `tern` (--tern), `bash bench/setup_peers.sh`, `apt-get install
-virtuoso-opensource` (or --engines without them). Stdlib only.
+virtuoso-opensource`, for fuseki a Java 21+ and the jar (`mvn -q dependency:get
+-Dartifact=org.apache.jena:jena-fuseki-server:RELEASE -Dtransitive=false`, as in
+../shared/PEERS.md) (or --engines without them). Stdlib only.
 """
 import argparse
 import datetime
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -55,16 +68,17 @@ import types
 from pathlib import Path
 
 import university
-from benchlib import BENCH, DEFAULT_DATA, DEFAULT_TERN, DEFAULT_VENV, stop_on_sigterm, tool_version
-from http_query_bench import OxigraphServer, TernServer, VirtuosoServer, check_programs, graph_of, \
+from benchlib import BENCH, DEFAULT_DATA, DEFAULT_TERN, DEFAULT_VENV, fetch_fuseki_jar, find_fuseki_jar, find_java, \
+    fuseki_command, fuseki_version, stop_on_sigterm, tdb2_load, tool_version
+from http_query_bench import OxigraphServer, Server, TernServer, VirtuosoServer, check_programs, graph_of, \
     report_differences, report_header, run_suite, virtuoso_dir
 from query_bench import Query, Suite, fmt_ms, geomean, publish
 
-ENGINES = ("tern-inferred", "tern-inferred-unkept", "tern-materialized", "oxigraph", "virtuoso")
-PEERS = ("oxigraph", "virtuoso")
+ENGINES = ("tern-inferred", "tern-inferred-unkept", "tern-materialized", "oxigraph", "virtuoso", "fuseki")
+PEERS = ("oxigraph", "virtuoso", "fuseki")
 LABEL = {"tern-inferred": "tern inferred", "tern-inferred-unkept": "tern inferred, nothing kept",
          "tern-materialized": "tern materialized", "oxigraph": "Oxigraph",
-         "virtuoso": "Virtuoso"}
+         "virtuoso": "Virtuoso", "fuseki": "Fuseki"}
 QUERIES = BENCH / "inference"
 
 
@@ -98,8 +112,22 @@ class TernMaterialized(TernServer):
         super().__init__(for_dataset(args, args.materialized))
 
 
+class FusekiServer(Server):
+    """Fuseki over the TDB2 store load() built of the dataset (read-only); its server
+    state (FUSEKI_BASE) stays in --work too."""
+    name = "fuseki"
+    path = "/ds/sparql"
+
+    def __enter__(self):
+        a = self.args
+        self.start(fuseki_command(a.java, a.fuseki_jar, a.fuseki_heap, self.port, a.work / f"fuseki-{a.dataset}",
+                                  a.timeout), a.work / "fuseki-serve.log",
+                   env={**os.environ, "FUSEKI_BASE": str(a.work / "fuseki-base")})
+        return self
+
+
 SERVERS = {"tern-inferred": TernInferred, "tern-inferred-unkept": TernInferredUnkept, "tern-materialized": TernMaterialized, "oxigraph": OxigraphServer,
-           "virtuoso": VirtuosoServer}
+           "virtuoso": VirtuosoServer, "fuseki": FusekiServer}
 
 
 # --- data and loading ------------------------------------------------------
@@ -135,10 +163,15 @@ def tern_triples(args, dataset: str) -> int | None:
 
 def load(args, stats: dict) -> dict:
     """Builds every engine's store from scratch, one at a time, timed (wall clock of
-    the loading processes). Checks tern's triple counts against the generator's."""
+    the loading processes); with --no-load only those missing from --work. Checks
+    tern's triple counts against the generator's."""
     out = {}
+
+    def build(engine: str, store: Path) -> bool:
+        return engine in args.engines and not (args.no_load and store.exists())
+
     for engine, dataset in (("tern-inferred", args.stored), ("tern-materialized", args.materialized)):
-        if engine in args.engines:
+        if build(engine, args.work / f"tern-{dataset}"):
             s = timed([str(args.tern), "load", "--index", str(args.work / f"tern-{dataset}"), "--force", "-q",
                        str(args.data_nt[dataset])])
             n = tern_triples(args, dataset)
@@ -148,14 +181,14 @@ def load(args, stats: dict) -> dict:
                 print(f"WARNING: {engine} holds {n} triples, the generator wrote {expected}", file=sys.stderr)
             print(f"  {engine}: tern load {s} s ({n:,} triples)", file=sys.stderr)
     nt = args.data_nt[args.materialized]
-    if "oxigraph" in args.engines:
-        store = args.work / f"oxigraph-{args.materialized}"
+    store = args.work / f"oxigraph-{args.materialized}"
+    if build("oxigraph", store):
         shutil.rmtree(store, ignore_errors=True)
         s = timed([str(args.oxigraph), "load", "--location", str(store), "--file", str(nt)])
         o = timed([str(args.oxigraph), "optimize", "--location", str(store)])
         out["oxigraph"] = {"file": nt.name, "load_s": s, "optimize_s": o}
         print(f"  oxigraph: load {s} s, optimize {o} s", file=sys.stderr)
-    if "virtuoso" in args.engines:
+    if build("virtuoso", virtuoso_dir(args, args.materialized)):
         shutil.rmtree(virtuoso_dir(args, args.materialized), ignore_errors=True)
         t = time.monotonic()
         with VirtuosoServer(for_dataset(args, args.materialized)) as v:  # a fresh database loads on its first start
@@ -164,6 +197,11 @@ def load(args, stats: dict) -> dict:
         out["virtuoso"] = {"file": nt.name, "load_s": s, "start_and_load_s": start_and_load,
                            "graph": graph_of(args.materialized)}
         print(f"  virtuoso: load {s} s (with the first start {start_and_load} s)", file=sys.stderr)
+    store = args.work / f"fuseki-{args.materialized}"
+    if build("fuseki", store):
+        s = tdb2_load(args.java, args.fuseki_jar, args.fuseki_heap, store, nt)
+        out["fuseki"] = {"file": nt.name, "load_s": s}
+        print(f"  fuseki: tdb2.tdbloader {s} s", file=sys.stderr)
     return out
 
 
@@ -258,9 +296,12 @@ def markdown(report: dict) -> str:
                      f"{'—' if stored else f'{total:,.1f}'} |")
     res = report["suite"]
     s = res["summary"]
+    peers = [LABEL[e] for e in engines if e in PEERS]
+    fastest = (f"the fastest of {', '.join(peers[:-1])} and {peers[-1]}" if len(peers) > 1
+               else peers[0] if peers else "no peer")
     lines += ["", f"**Queries**: median latency (ms) of {report['runs']} runs; inferred / materialized = tern "
-              "with inference over tern on the materialized data; vs fastest peer = tern inferred over the "
-              "faster of Oxigraph and Virtuoso (above 1: tern is slower)", "",
+              "with inference over tern on the materialized data; vs fastest peer = tern inferred over "
+              f"{fastest} (above 1: tern is slower)", "",
               "| query | rows | " + " | ".join(LABEL[e] for e in engines)
               + " | inferred / materialized | fastest peer | inferred / fastest peer | materialized / fastest peer |",
               "|---|---:|" + "---:|" * len(engines) + "---:|---|---:|---:|"]
@@ -310,7 +351,8 @@ def main() -> None:
                     help="size of the data set, ~101 K stored triples each (default: %(default)s)")
     ap.add_argument("--seed", type=int, default=1, help="the generator's seed (default: %(default)s)")
     ap.add_argument("--jobs", type=int, default=1, help="the generator's worker processes (default: %(default)s)")
-    ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated subset of: " + ",".join(ENGINES))
+    ap.add_argument("--engines", help="comma-separated subset of: " + ",".join(ENGINES)
+                    + " (default: all; fuseki only when Java 21+ and its jar are found)")
     ap.add_argument("--runs", type=int, default=5, help="measured runs per query and engine (default: %(default)s)")
     ap.add_argument("--timeout", type=float, default=120,
                     help="per query, in seconds, all engines (default: %(default)s)")
@@ -322,8 +364,10 @@ def main() -> None:
                     help="data files, stores and server logs (default: %(default)s)")
     ap.add_argument("--virtuoso-buffers", type=int, default=340000,
                     help="Virtuoso's NumberOfBuffers, 8 KiB pages (default: %(default)s, 2.6 GiB)")
+    ap.add_argument("--fuseki-heap", default="4G",
+                    help="Fuseki's -Xmx, for its load and its server (default: %(default)s, as in PEERS.md)")
     ap.add_argument("--no-load", action="store_true",
-                    help="reuse the stores an earlier run built in --work (no load times in the report)")
+                    help="reuse the stores an earlier run built in --work; only missing ones are built (and timed)")
     ap.add_argument("--check-closure", action="store_true",
                     help="also compare everything tern-inferred answers (CONSTRUCT of ?s ?p ?o under owl-rl) with "
                     "the materialized file, triple by triple (small data sets: both are held in memory)")
@@ -338,11 +382,31 @@ def main() -> None:
         diffs = report_differences({"inference": report["suite"]})
         print(diffs if diffs else "\nNo result differences.")
         return
-    args.engines = [e.strip() for e in args.engines.split(",") if e.strip()]
+    args.java = find_java()
+    if args.engines is None:
+        # Fuseki is a peer by default only where it is installed: fetching its jar is
+        # left to an explicit --engines.
+        args.engines, missing = list(ENGINES), None
+        if args.java is None:
+            missing = "no Java 21+ under /usr/lib/jvm/temurin*"
+        elif find_fuseki_jar() is None:
+            missing = "no jena-fuseki-server jar in ~/.m2 (name fuseki in --engines to fetch it with mvn)"
+        if missing:
+            args.engines.remove("fuseki")
+            print(f"fuseki left out: {missing}; see ../shared/PEERS.md", file=sys.stderr)
+    else:
+        args.engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     if unknown := set(args.engines) - set(ENGINES):
         ap.error(f"unknown engine(s): {', '.join(sorted(unknown))}")
     args.engines = [e for e in ENGINES if e in args.engines]
     check_programs(ap, args)
+    if "fuseki" in args.engines:
+        if args.java is None:
+            ap.error("fuseki needs a Java 21+ under /usr/lib/jvm/temurin* (see ../shared/PEERS.md)")
+        try:
+            args.fuseki_jar = fetch_fuseki_jar()
+        except (OSError, subprocess.CalledProcessError) as e:
+            ap.error(f"no jena-fuseki-server jar in ~/.m2, and mvn could not fetch it: {e}")
     args.work = args.work.resolve()
     args.work.mkdir(parents=True, exist_ok=True)
 
@@ -353,7 +417,7 @@ def main() -> None:
     args.data_nt = {d: args.work / f"{d}.nt" for d in (args.stored, args.materialized)}
     args.dataset = args.materialized  # the peers' store
     data = generate(args)
-    loads = {} if args.no_load else load(args, data)
+    loads = load(args, data)
     closure = check_closure(args) if args.check_closure and "tern-inferred" in args.engines else None
 
     queries = [Query(f, f.name, f.stem, None) for f in sorted(QUERIES.glob("*.rq"))]
@@ -374,7 +438,8 @@ def main() -> None:
     }
     versions = {"tern": tool_version([str(args.tern), "--version"]),
                 "oxigraph": tool_version([str(args.oxigraph), "--version"]),
-                "virtuoso": tool_version(["dpkg-query", "-W", "-f=${Version}", "virtuoso-opensource"])}
+                "virtuoso": tool_version(["dpkg-query", "-W", "-f=${Version}", "virtuoso-opensource"]),
+                "fuseki": fuseki_version(args.fuseki_jar) if "fuseki" in args.engines else None}
     for e in args.engines:
         report["engines"][e] = {"version": versions["tern" if e.startswith("tern") else e],
                                 "store": args.stored if e.startswith("tern-inferred") else args.materialized,
