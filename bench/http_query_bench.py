@@ -31,8 +31,9 @@ DESCRIBE. A run's latency is from sending the request until the whole body has
 been read and parsed (json.loads; for N-Triples, every line split into its
 three terms). Connecting is not timed: a connection the server closed is opened
 again before the next request's clock starts. Runs are interleaved per query
-(tern, oxigraph, virtuoso, tern, ...) so that drift on the machine hits all
-engines alike. A run that fails (HTTP error, cut or unparseable body, Virtuoso's
+(tern, oxigraph, virtuoso, then oxigraph, virtuoso, tern, ...: each run starts one
+engine later) so that drift on the machine, and what an engine leaves running
+after its answer, hit all engines alike. A run that fails (HTTP error, cut or unparseable body, Virtuoso's
 partial "anytime" answer, no answer within the timeout plus a grace period)
 fails the query for that engine and its later runs are skipped.
 
@@ -556,7 +557,11 @@ def run_suite(suite, args, server_classes: dict | None = None) -> dict:
             recs = {e: new_record() for e in engines}
             rows_seen = {e: [] for e in engines}
             for run in range(args.runs):
-                for e in engines:
+                # Each run starts one engine later, so that no engine always
+                # follows the same one (a JVM's collector and compiler threads
+                # run on after its answer, on the cores the next engine needs).
+                shift = run % len(engines)
+                for e in engines[shift:] + engines[:shift]:
                     rec = recs[e]
                     if rec["error"]:
                         continue  # failed before: later runs are skipped
