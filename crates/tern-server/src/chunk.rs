@@ -9,6 +9,16 @@ pub enum Chunk {
     End(Ending),
 }
 
+impl Chunk {
+    /// Bytes of result it carries.
+    pub fn data_len(&self) -> usize {
+        match self {
+            Chunk::Data(data) => data.len(),
+            Chunk::End(_) => 0,
+        }
+    }
+}
+
 /// How a streamed result ended.
 #[derive(Debug, Clone, Default)]
 pub struct Ending {

@@ -165,12 +165,7 @@ impl Sink {
     /// A small result whole by its first delivery is compressed here;
     /// anything else goes through the compression stage from now on.
     fn start_coding(&mut self, coding: Coding) {
-        let size: usize = (self.outbox.iter())
-            .map(|c| match c {
-                Chunk::Data(d) => d.len(),
-                Chunk::End(_) => 0,
-            })
-            .sum();
+        let size: usize = self.outbox.iter().map(Chunk::data_len).sum();
         let whole = matches!(self.outbox.back(), Some(Chunk::End(_)));
         if whole && size <= COMPRESS_HERE_BYTES {
             match coding.compress_whole(&mut self.outbox) {

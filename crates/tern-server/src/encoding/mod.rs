@@ -76,12 +76,7 @@ impl Coding {
     /// was.
     pub fn compress_whole(&self, chunks: &mut VecDeque<Chunk>) -> std::io::Result<()> {
         let level = self.encoding.ladder()[0];
-        let size: usize = (chunks.iter())
-            .map(|c| match c {
-                Chunk::Data(d) => d.len(),
-                Chunk::End(_) => 0,
-            })
-            .sum();
+        let size: usize = chunks.iter().map(Chunk::data_len).sum();
         let Some(mut compressor) = Compressor::new(self.encoding, level, size / 2 + 1024)? else {
             return Ok(());
         };

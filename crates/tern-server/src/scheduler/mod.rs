@@ -241,7 +241,9 @@ impl Scheduler {
     /// the server when idle between requests, 0.13 ms back to back). Nobody
     /// is passed, since nothing waits, and no more queries run at once than
     /// workers plus the threads that call this. The caller's thread needs a
-    /// query thread's stack (`tern_engine::QUERY_STACK_BYTES`).
+    /// query thread's stack (`tern_engine::QUERY_STACK_BYTES`), and runs the
+    /// idle hook when the task ends the server's work (the server's hook
+    /// looks at the process at most twice a second).
     pub fn submit_here(&self, task: Box<dyn Task>, turn: Duration) -> Result<(), Full> {
         let mut entry = self.enter(task, 0, now_ms())?;
         let shared = &self.shared;
