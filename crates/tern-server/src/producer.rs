@@ -17,7 +17,7 @@
 
 use crate::chunk::{Chunk, Ending};
 use crate::clients::ClientSlot;
-use crate::encoding::{Coding, Encoding, COMPRESS_HERE_BYTES};
+use crate::encoding::{Coding, Encoding};
 use crate::error::RequestError;
 use crate::paging::{PageRequest, PageStats};
 use crate::parallel_write::{write_rows, ParallelWriter, PARALLEL_WRITE_MAX, PARALLEL_WRITE_ROWS};
@@ -165,13 +165,8 @@ impl Sink {
     /// A small result whole by its first delivery is compressed here;
     /// anything else goes through the compression stage from now on.
     fn start_coding(&mut self, coding: Coding) {
-        let size: usize = self.outbox.iter().map(Chunk::data_len).sum();
-        let whole = matches!(self.outbox.back(), Some(Chunk::End(_)));
-        if whole && size <= COMPRESS_HERE_BYTES {
-            match coding.compress_whole(&mut self.outbox) {
-                Ok(()) => return,
-                Err(e) => tracing::error!("compression failed: {e}"),
-            }
+        if coding.compress_whole(&mut self.outbox) {
+            return;
         }
         let (input, from_producer) = mpsc::channel(QUEUE_CHUNKS + 1);
         let to_body = std::mem::replace(&mut self.tx, input);
@@ -381,11 +376,10 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
             }
         },
     };
-    // One slot more for the end marker: a result of up to two chunks then
-    // ends in the turn that wrote it. With two slots, a result whose first
-    // row had left alone waited for the network to take a chunk, and went
-    // back to a worker to send its end: two thread hand-offs (0.1-0.3 ms
-    // on an idle server).
+    // One slot more for the end marker: a result of up to two chunks ends
+    // in the turn that wrote it, instead of parking until the network takes
+    // a chunk and waking a worker to send its end (two thread hand-offs,
+    // 0.1-0.3 ms on an idle server).
     let (tx, body) = mpsc::channel(QUEUE_CHUNKS + 1);
     let page_stats = job.page.as_ref().map(PageRequest::stats);
     let mut sink = Sink {

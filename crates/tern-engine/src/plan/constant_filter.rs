@@ -18,6 +18,7 @@
 //! `value_range`). An IN list's duplicates count once, as IN keeps a row once.
 
 use super::exists;
+use super::union_chain::union_chain;
 use oxrdf::{NamedNode, Term, Variable};
 use spargebra::algebra::{Expression, GraphPattern};
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
@@ -67,12 +68,7 @@ pub fn bind_constants(
             expression: constant_expression(constant),
         }
     });
-    let union = branches
-        .reduce(|left, right| GraphPattern::Union {
-            left: Box::new(left),
-            right: Box::new(right),
-        })
-        .expect("at least one constant");
+    let union = union_chain(branches).expect("at least one constant");
     Some(match (rest, rest_reads_variable) {
         (Some(rest), true) => GraphPattern::Filter {
             expr: rest,

@@ -25,6 +25,7 @@
 //! each document's venue instead of listing every venue of the store.
 
 use super::exists;
+use super::union_chain::union_chain;
 use crate::expr::expression_variables;
 use oxrdf::Variable;
 use rustc_hash::FxHashSet;
@@ -82,13 +83,7 @@ pub fn merge_join(left: &GraphPattern, right: &GraphPattern) -> Option<GraphPatt
         .iter()
         .map(|b| group.clone().join(FilteredBgp::of(b)?))
         .collect::<Option<Vec<_>>>()?;
-    merged
-        .into_iter()
-        .map(FilteredBgp::into_pattern)
-        .reduce(|l, r| GraphPattern::Union {
-            left: Box::new(l),
-            right: Box::new(r),
-        })
+    union_chain(merged.into_iter().map(FilteredBgp::into_pattern))
 }
 
 /// `A . ?s p? ?o` where A binds `?s` as a node (subject or object) and not
@@ -189,26 +184,20 @@ pub fn path_as_union(
     if steps.len() < 2 || steps.len() > MAX_BRANCHES {
         return None;
     }
-    steps
-        .into_iter()
-        .map(|(predicate, inverse)| {
-            let (s, o) = if inverse {
-                (object, subject)
-            } else {
-                (subject, object)
-            };
-            GraphPattern::Bgp {
-                patterns: vec![TriplePattern {
-                    subject: s.clone(),
-                    predicate: NamedNodePattern::NamedNode(predicate),
-                    object: o.clone(),
-                }],
-            }
-        })
-        .reduce(|l, r| GraphPattern::Union {
-            left: Box::new(l),
-            right: Box::new(r),
-        })
+    union_chain(steps.into_iter().map(|(predicate, inverse)| {
+        let (s, o) = if inverse {
+            (object, subject)
+        } else {
+            (subject, object)
+        };
+        GraphPattern::Bgp {
+            patterns: vec![TriplePattern {
+                subject: s.clone(),
+                predicate: NamedNodePattern::NamedNode(predicate),
+                object: o.clone(),
+            }],
+        }
+    }))
 }
 
 /// The predicates of an alternative of predicates and inverse predicates

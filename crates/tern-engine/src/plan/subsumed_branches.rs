@@ -18,6 +18,7 @@
 //! `b` does, and drops literals of no variable `b` keeps them of. Of two
 //! branches that give each other's rows, the first is kept.
 
+use super::union_chain::union_chain;
 use super::union_leaf::{self, BranchShape};
 use oxrdf::{Literal, NamedNode, Term, Variable};
 use spargebra::algebra::GraphPattern;
@@ -35,23 +36,19 @@ pub(crate) fn without_subsumed_branches(pattern: GraphPattern) -> GraphPattern {
     if shape.branches.len() == before {
         return pattern;
     }
-    let alternatives = shape
-        .branches
-        .iter()
-        .filter_map(|branch| {
-            let triple = branch.pattern.clone()?;
-            Some(union_leaf::wrapped(
-                GraphPattern::Bgp {
-                    patterns: vec![triple],
-                },
-                branch,
-            ))
-        })
-        .chain(shape.complex)
-        .reduce(|left, right| GraphPattern::Union {
-            left: Box::new(left),
-            right: Box::new(right),
-        });
+    let alternatives = union_chain(
+        (shape.branches.iter())
+            .filter_map(|branch| {
+                let triple = branch.pattern.clone()?;
+                Some(union_leaf::wrapped(
+                    GraphPattern::Bgp {
+                        patterns: vec![triple],
+                    },
+                    branch,
+                ))
+            })
+            .chain(shape.complex),
+    );
     let Some(union) = alternatives else {
         return pattern;
     };

@@ -21,7 +21,7 @@ use tokio::sync::mpsc::{self, error::TrySendError};
 /// and from it cost more than compressing a few kilobytes (q14 of the
 /// inference benchmark, 4 KB: 0.14 ms on the server identity, 0.56 gzip),
 /// and 256 KiB take well under a quantum at the first level.
-pub const COMPRESS_HERE_BYTES: usize = 256 << 10;
+const COMPRESS_HERE_BYTES: usize = 256 << 10;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
@@ -71,29 +71,41 @@ impl Coding {
         (encoding != Encoding::Identity).then_some(Coding { encoding, adaptive })
     }
 
-    /// Compresses a whole result (`chunks`: its data, then its end) into
-    /// one data chunk, at the first level. On an error `chunks` is as it
-    /// was.
-    pub fn compress_whole(&self, chunks: &mut VecDeque<Chunk>) -> std::io::Result<()> {
-        let level = self.encoding.ladder()[0];
+    /// Compresses the chunks of a first delivery into one data chunk, at
+    /// the first level, when they are a whole result (ending with its end)
+    /// of at most [`COMPRESS_HERE_BYTES`]. `false` (and `chunks` as they
+    /// were) otherwise, or when compression fails: the stage then does it.
+    pub fn compress_whole(&self, chunks: &mut VecDeque<Chunk>) -> bool {
         let size: usize = chunks.iter().map(Chunk::data_len).sum();
-        let Some(mut compressor) = Compressor::new(self.encoding, level, size / 2 + 1024)? else {
-            return Ok(());
-        };
-        for chunk in chunks.iter() {
-            if let Chunk::Data(data) = chunk {
-                compressor.write(data)?;
-            }
+        if !matches!(chunks.back(), Some(Chunk::End(_))) || size > COMPRESS_HERE_BYTES {
+            return false;
         }
-        let out = compressor.finish()?;
+        let level = self.encoding.ladder()[0];
+        let compressed = (|| {
+            let mut compressor = Compressor::new(self.encoding, level, size / 2 + 1024)?
+                .expect("identity is not a coding");
+            for chunk in chunks.iter() {
+                if let Chunk::Data(data) = chunk {
+                    compressor.write(data)?;
+                }
+            }
+            compressor.finish()
+        })();
+        let out = match compressed {
+            Ok(out) => out,
+            Err(e) => {
+                tracing::error!("compression failed: {e}");
+                return false;
+            }
+        };
         let Some(Chunk::End(mut ending)) = chunks.pop_back() else {
-            unreachable!("a whole result ends with its end");
+            unreachable!("checked above");
         };
         ending.levels = vec![level];
         chunks.clear();
         chunks.push_back(Chunk::Data(Bytes::from(out)));
         chunks.push_back(Chunk::End(ending));
-        Ok(())
+        true
     }
 
     /// Starts the compression stage on a thread of its own, from `input`

@@ -43,7 +43,7 @@ use run_queue::{Entry, RunQueue};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 use worker::{after_turn, lock, take_turn};
 
@@ -225,9 +225,16 @@ impl Scheduler {
 
     fn admit(&self, task: Box<dyn Task>, turns: u32, since_ms: u64) -> Result<(), Full> {
         let entry = self.enter(task, turns, since_ms)?;
-        lock(&self.shared.queue).push(entry);
-        self.shared.ready.notify_one();
+        self.enqueue(lock(&self.shared.queue), entry);
         Ok(())
+    }
+
+    /// Puts an admitted task in the queue (whose lock is `queue`) and wakes
+    /// a worker.
+    fn enqueue(&self, mut queue: MutexGuard<'_, RunQueue>, entry: Entry) {
+        queue.push(entry);
+        drop(queue);
+        self.shared.ready.notify_one();
     }
 
     /// Admits a new task and gives it its first turn on the calling thread
@@ -247,19 +254,20 @@ impl Scheduler {
     pub fn submit_here(&self, task: Box<dyn Task>, turn: Duration) -> Result<(), Full> {
         let mut entry = self.enter(task, 0, now_ms())?;
         let shared = &self.shared;
+        let queue = lock(&shared.queue);
         // Without a quantum a task runs to its end on a worker, waiting
         // for its client there (first come, first served).
-        let free = shared.quantum.is_some()
-            && shared.running.load(Ordering::SeqCst) < self.workers
-            && lock(&shared.queue).len() == 0;
-        if !free {
-            lock(&shared.queue).push(entry);
-            shared.ready.notify_one();
+        let quantum = shared
+            .quantum
+            .filter(|_| queue.len() == 0 && shared.running.load(Ordering::SeqCst) < self.workers);
+        let Some(quantum) = quantum else {
+            self.enqueue(queue, entry);
             return Ok(());
-        }
+        };
+        drop(queue);
         // Always a deadline: a turn without one may wait for its client,
         // which the caller (an async thread) must never do.
-        let until = Instant::now() + shared.quantum.map_or(turn, |q| q.min(turn));
+        let until = Instant::now() + quantum.min(turn);
         shared.turns_here.fetch_add(1, Ordering::Relaxed);
         let step = take_turn(shared, &mut entry, Some(until));
         after_turn(shared, entry, step);

@@ -3,22 +3,17 @@
 use crate::expr::blank_variable;
 use crate::infer::schema::Direction;
 use crate::infer::vocabulary as v;
+use crate::plan::union_chain;
 use oxrdf::{NamedNode, Term, Variable};
 use spargebra::algebra::{GraphPattern, PropertyPathExpression as Path};
 use spargebra::term::{GroundTerm, NamedNodePattern, TermPattern, TriplePattern};
 
 /// The union of `patterns` (no solution when there are none).
 pub(super) fn union(patterns: Vec<GraphPattern>) -> GraphPattern {
-    patterns
-        .into_iter()
-        .reduce(|left, right| GraphPattern::Union {
-            left: Box::new(left),
-            right: Box::new(right),
-        })
-        .unwrap_or(GraphPattern::Values {
-            variables: Vec::new(),
-            bindings: Vec::new(),
-        })
+    union_chain(patterns).unwrap_or(GraphPattern::Values {
+        variables: Vec::new(),
+        bindings: Vec::new(),
+    })
 }
 
 /// The union of `patterns`, unless there are none: an alternative that
