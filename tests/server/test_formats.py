@@ -151,6 +151,7 @@ def test_ask_in_json_and_xml(server):
         ("application/n-quads", "nquads"),
         ("application/rdf+xml", "xml"),
         ("application/ld+json", "json-ld"),
+        ('application/ld+json; profile="http://www.w3.org/ns/json-ld#compacted"', "json-ld"),
     ],
 )
 def test_construct_formats_match_rdflib(server, accept, rdflib_format):

@@ -52,6 +52,7 @@ def expected_two_predicates(big_nt):
         ("application/n-triples", "nt"),
         ("text/turtle", "turtle"),
         ("application/ld+json", "json-ld"),
+        ('application/ld+json; profile="http://www.w3.org/ns/json-ld#compacted"', "json-ld"),
         ("application/rdf+xml", "xml"),
     ],
 )
@@ -68,6 +69,27 @@ def test_turtle_groups_a_subjects_triples(big_server):
     statements = text.count(" .\n")
     assert statements < BIG_TRIPLES // 4 * 1.05, statements
     assert text.count(" ;\n\t") > BIG_TRIPLES // 4 * 0.95
+
+
+def test_the_data_s_own_namespace_gets_a_prefix(big_server):
+    """The query declares no prefix, yet every IRI of the data is in one
+    namespace: Turtle declares it (named after its path) and writes every
+    IRI short; compacted JSON-LD puts it in its context, and writes plain
+    strings and integers as bare JSON values."""
+    query = f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ ?s ?p ?o FILTER(?s = <{BIG}s7>) }}"
+    text = construct(big_server, query, "text/turtle").text
+    assert f"@prefix big: <{BIG}> ." in text
+    body = text.split("\n\n", 1)[1]
+    assert "big:s7 " in body and "big:knows" in body and "big:p0 big:o" in body
+    assert "<http://example.org/" not in body
+    compacted = 'application/ld+json; profile="http://www.w3.org/ns/json-ld#compacted"'
+    document = construct(big_server, query, compacted).json()
+    assert document["@context"]["big"] == BIG
+    (node,) = document["@graph"]
+    assert node["@id"] == "big:s7"
+    assert node["big:n"] == [30]
+    assert node["big:p0"] == [{"@id": "big:o28"}]
+    assert node["big:label"] == [{"@value": 'label 29 with "quotes", commas\tand tabs', "@language": "en"}]
 
 
 def test_template_blank_nodes_are_fresh_per_solution(big_server):

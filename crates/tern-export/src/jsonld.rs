@@ -1,16 +1,36 @@
-//! JSON-LD in expanded form: an array of node objects, one per run of
-//! triples with the same subject. A predicate seen again in the current run
-//! starts a new node object (JSON keys must be unique; JSON-LD processors
-//! merge node objects with the same `@id`).
+//! JSON-LD: an array of node objects, one per run of triples with the same
+//! subject. A predicate seen again in the current run starts a new node
+//! object (JSON keys must be unique; JSON-LD processors merge node objects
+//! with the same `@id`).
+//!
+//! Expanded form by default. In compacted form (asked for with the media
+//! type's `profile` parameter) the node objects sit in `@graph` under a
+//! `@context` of the response's prefixes: IRIs are compact where a prefix
+//! fits, plain strings, canonical integers and booleans are bare JSON
+//! values, and other literals keep `@value` with a compact `@type`.
 
 use crate::escape::json_string;
+use crate::prefixes::Prefixes;
 use crate::statement::OpenStatement;
 use crate::term::XSD_STRING;
 use crate::{FormatError, GraphWriter};
-use oxrdf::{NamedOrBlankNodeRef, TermRef, TripleRef};
+use oxrdf::{LiteralRef, NamedOrBlankNodeRef, TermRef, TripleRef};
+use std::sync::Arc;
+
+const XSD_INTEGER: &str = "http://www.w3.org/2001/XMLSchema#integer";
+const XSD_BOOLEAN: &str = "http://www.w3.org/2001/XMLSchema#boolean";
+
+/// Prefix names a JSON-LD processor would take for an IRI's scheme (`urn:x`
+/// would expand as a compact IRI): never put in a context.
+const SCHEME_NAMES: &[&str] = &[
+    "urn", "mailto", "tag", "data", "file", "tel", "doi", "info", "isbn", "uuid", "geo", "http",
+    "https", "ftp",
+];
 
 #[derive(Default)]
 pub struct JsonLdWriter {
+    /// The prefixes of the context, in compacted form.
+    compact: Option<Arc<Prefixes>>,
     /// The open node object: its subject and the last predicate, whose
     /// array is open.
     node: OpenStatement,
@@ -23,6 +43,60 @@ pub struct JsonLdWriter {
 }
 
 impl JsonLdWriter {
+    /// The compacted form, with `prefixes` as its context.
+    pub fn compacted(prefixes: Prefixes) -> JsonLdWriter {
+        let mut context = Prefixes::default();
+        for (name, namespace) in prefixes.iter() {
+            if !SCHEME_NAMES.contains(&name) {
+                context.add(name, namespace);
+            }
+        }
+        JsonLdWriter {
+            compact: Some(Arc::new(context)),
+            ..JsonLdWriter::default()
+        }
+    }
+
+    /// An IRI as a JSON string's content: compact when a prefix fits.
+    fn iri(&self, out: &mut Vec<u8>, iri: &str) {
+        if let Some((prefix, local)) = self.compact.as_ref().and_then(|p| p.shorten(iri)) {
+            out.extend_from_slice(prefix.as_bytes());
+            out.push(b':');
+            out.extend_from_slice(local.as_bytes());
+        } else {
+            json_string(out, iri);
+        }
+    }
+
+    fn literal(&self, out: &mut Vec<u8>, literal: LiteralRef<'_>) {
+        let value = literal.value();
+        let datatype = literal.datatype().as_str();
+        if self.compact.is_some() && literal.language().is_none() {
+            if datatype == XSD_STRING {
+                out.push(b'"');
+                json_string(out, value);
+                out.push(b'"');
+                return;
+            }
+            if (datatype == XSD_INTEGER && is_bare_integer(value))
+                || (datatype == XSD_BOOLEAN && (value == "true" || value == "false"))
+            {
+                out.extend_from_slice(value.as_bytes());
+                return;
+            }
+        }
+        out.extend_from_slice(b"{\"@value\":\"");
+        json_string(out, value);
+        if let Some(language) = literal.language() {
+            out.extend_from_slice(b"\",\"@language\":\"");
+            json_string(out, language);
+        } else if datatype != XSD_STRING {
+            out.extend_from_slice(b"\",\"@type\":\"");
+            self.iri(out, datatype);
+        }
+        out.extend_from_slice(b"\"}");
+    }
+
     fn close_node(&mut self, out: &mut Vec<u8>) {
         if self.node.close() {
             out.extend_from_slice(b"]}");
@@ -42,7 +116,22 @@ impl JsonLdWriter {
 
 impl GraphWriter for JsonLdWriter {
     fn header(&mut self, out: &mut Vec<u8>) {
-        out.extend_from_slice(b"[");
+        let Some(prefixes) = &self.compact else {
+            out.extend_from_slice(b"[");
+            return;
+        };
+        out.extend_from_slice(b"{\"@context\":{");
+        for (k, (name, namespace)) in prefixes.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"\n  \"");
+            json_string(out, name);
+            out.extend_from_slice(b"\":\"");
+            json_string(out, namespace);
+            out.push(b'"');
+        }
+        out.extend_from_slice(b"},\n\"@graph\":[");
     }
 
     fn triple(&mut self, out: &mut Vec<u8>, triple: TripleRef<'_>) -> Result<(), FormatError> {
@@ -59,7 +148,7 @@ impl GraphWriter for JsonLdWriter {
                 self.after_node = true;
                 out.extend_from_slice(b"\n{\"@id\":\"");
                 match triple.subject {
-                    NamedOrBlankNodeRef::NamedNode(n) => json_string(out, n.as_str()),
+                    NamedOrBlankNodeRef::NamedNode(n) => self.iri(out, n.as_str()),
                     NamedOrBlankNodeRef::BlankNode(b) => {
                         out.extend_from_slice(b"_:");
                         json_string(out, b.as_str());
@@ -71,14 +160,14 @@ impl GraphWriter for JsonLdWriter {
                 out.extend_from_slice(b"],\"");
                 self.node.set_predicate(triple.predicate);
             }
-            json_string(out, predicate);
+            self.iri(out, predicate);
             out.extend_from_slice(b"\":[");
             self.add_key(predicate);
         }
         match triple.object {
             TermRef::NamedNode(n) => {
                 out.extend_from_slice(b"{\"@id\":\"");
-                json_string(out, n.as_str());
+                self.iri(out, n.as_str());
                 out.extend_from_slice(b"\"}");
             }
             TermRef::BlankNode(b) => {
@@ -86,18 +175,7 @@ impl GraphWriter for JsonLdWriter {
                 json_string(out, b.as_str());
                 out.extend_from_slice(b"\"}");
             }
-            TermRef::Literal(l) => {
-                out.extend_from_slice(b"{\"@value\":\"");
-                json_string(out, l.value());
-                if let Some(language) = l.language() {
-                    out.extend_from_slice(b"\",\"@language\":\"");
-                    json_string(out, language);
-                } else if l.datatype().as_str() != XSD_STRING {
-                    out.extend_from_slice(b"\",\"@type\":\"");
-                    json_string(out, l.datatype().as_str());
-                }
-                out.extend_from_slice(b"\"}");
-            }
+            TermRef::Literal(l) => self.literal(out, l),
             #[allow(unreachable_patterns)]
             _ => {
                 return Err(FormatError(
@@ -110,7 +188,11 @@ impl GraphWriter for JsonLdWriter {
 
     fn footer(&mut self, out: &mut Vec<u8>) {
         self.close_node(out);
-        out.extend_from_slice(b"\n]\n");
+        out.extend_from_slice(if self.compact.is_some() {
+            b"\n]}\n".as_slice()
+        } else {
+            b"\n]\n"
+        });
     }
 
     /// A run written elsewhere starts node objects of its own, after a comma
@@ -118,6 +200,7 @@ impl GraphWriter for JsonLdWriter {
     fn fork(&mut self) -> Option<Box<dyn GraphWriter>> {
         let node = self.node.fork();
         let fork = JsonLdWriter {
+            compact: self.compact.clone(),
             after_node: self.after_node,
             node,
             keys: String::new(),
@@ -125,4 +208,15 @@ impl GraphWriter for JsonLdWriter {
         self.after_node = true;
         Some(Box::new(fork))
     }
+}
+
+/// An integer a JSON number carries exactly in every reader: canonical (no
+/// sign but `-`, no leading zero) and at most 15 digits.
+fn is_bare_integer(value: &str) -> bool {
+    let digits = value.strip_prefix('-').unwrap_or(value);
+    !digits.is_empty()
+        && digits.len() <= 15
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
+        && value != "-0"
 }

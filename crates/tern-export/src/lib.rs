@@ -57,6 +57,9 @@ pub enum GraphFormat {
     NQuads,
     RdfXml,
     JsonLd,
+    /// JSON-LD in compacted form, under a context of the prefixes (asked
+    /// for with `profile="http://www.w3.org/ns/json-ld#compacted"`).
+    JsonLdCompacted,
 }
 
 impl SolutionsFormat {
@@ -120,6 +123,9 @@ impl GraphFormat {
             GraphFormat::NQuads => "application/n-quads",
             GraphFormat::RdfXml => "application/rdf+xml",
             GraphFormat::JsonLd => "application/ld+json",
+            GraphFormat::JsonLdCompacted => {
+                "application/ld+json; profile=\"http://www.w3.org/ns/json-ld#compacted\""
+            }
         }
     }
 
@@ -130,7 +136,17 @@ impl GraphFormat {
             GraphFormat::NQuads => "nquads",
             GraphFormat::RdfXml => "rdfxml",
             GraphFormat::JsonLd => "jsonld",
+            GraphFormat::JsonLdCompacted => "jsonld-compacted",
         }
+    }
+
+    /// Whether the format abbreviates IRIs with prefixes (so that the data's
+    /// own namespaces are worth finding for it).
+    pub fn uses_prefixes(self) -> bool {
+        matches!(
+            self,
+            GraphFormat::Turtle | GraphFormat::RdfXml | GraphFormat::JsonLdCompacted
+        )
     }
 
     /// A writer; `prefixes` shorten IRIs where the format has prefixes.
@@ -140,6 +156,7 @@ impl GraphFormat {
             GraphFormat::NTriples | GraphFormat::NQuads => Box::new(NTriplesWriter),
             GraphFormat::RdfXml => Box::new(RdfXmlWriter::new(prefixes)),
             GraphFormat::JsonLd => Box::<JsonLdWriter>::default(),
+            GraphFormat::JsonLdCompacted => Box::new(JsonLdWriter::compacted(prefixes)),
         }
     }
 }

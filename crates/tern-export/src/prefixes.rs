@@ -1,5 +1,6 @@
-//! Prefixes for compact Turtle and RDF/XML: those declared in the query,
-//! then well-known ones, looked up by namespace.
+//! Prefixes for compact Turtle, RDF/XML and a JSON-LD context: those
+//! declared in the query, then well-known ones, then the namespaces the
+//! data uses most (named here), looked up by namespace.
 
 use rustc_hash::FxHashMap;
 
@@ -62,6 +63,29 @@ impl Prefixes {
         self.entries.push((prefix.to_owned(), namespace.to_owned()));
     }
 
+    /// Adds `namespaces` (the data's most used, see
+    /// `tern_index::Index::frequent_namespaces`) under names made from
+    /// their IRIs, after those already declared: `http://purl.org/stuff/rev#`
+    /// becomes `rev:`, `.../bsbm/v01/vocabulary/` becomes `bsbm:`.
+    pub fn add_namespaces(&mut self, namespaces: &[String]) {
+        for namespace in namespaces {
+            if self.by_namespace.contains_key(namespace.as_str()) {
+                continue;
+            }
+            let taken = |name: &str| self.entries.iter().any(|(p, _)| p == name);
+            let name = name_candidates(namespace)
+                .into_iter()
+                .find(|name| !taken(name))
+                .unwrap_or_else(|| {
+                    (1..)
+                        .map(|n| format!("ns{n}"))
+                        .find(|name| !taken(name))
+                        .expect("some number is free")
+                });
+            self.add(&name, namespace);
+        }
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.entries.iter().map(|(p, ns)| (p.as_str(), ns.as_str()))
     }
@@ -74,6 +98,90 @@ impl Prefixes {
         let index = *self.by_namespace.get(namespace)?;
         is_turtle_local(local).then(|| (self.entries[index].0.as_str(), local))
     }
+}
+
+/// Segments of a namespace that say nothing of whose it is.
+const GENERIC_SEGMENTS: &[&str] = &[
+    "ns",
+    "vocabulary",
+    "vocab",
+    "ontology",
+    "onto",
+    "schema",
+    "schemas",
+    "resource",
+    "resources",
+    "instances",
+    "instance",
+    "entity",
+    "entities",
+    "prop",
+    "property",
+    "properties",
+    "terms",
+    "core",
+    "elements",
+    "def",
+    "id",
+    "data",
+    "www",
+];
+
+/// Names for a namespace, best first: the last segment of its path that
+/// says whose it is (not a version, not a word like `vocabulary`), then its
+/// last segment. Each is lowercase ASCII letters, digits and `-`, starting
+/// with a letter: a valid Turtle and XML prefix.
+fn name_candidates(namespace: &str) -> Vec<String> {
+    let path = namespace
+        .split_once("://")
+        .map_or(namespace, |(_, rest)| rest);
+    let segments: Vec<String> = path
+        .split(['/', '#'])
+        .skip(1)
+        .map(clean_name)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let is_version = |s: &str| {
+        let digits = s.strip_prefix('v').unwrap_or(s);
+        !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit() || b == b'-')
+    };
+    let mut names: Vec<String> = Vec::new();
+    if let Some(meaningful) = segments
+        .iter()
+        .rev()
+        .find(|s| !is_version(s) && !GENERIC_SEGMENTS.contains(&s.as_str()))
+    {
+        names.push(meaningful.clone());
+    }
+    if let Some(last) = segments.last() {
+        if !is_version(last) && !names.contains(last) {
+            names.push(last.clone());
+        }
+    }
+    names
+}
+
+/// `segment` as a prefix name: lowercase ASCII letters, digits and inner
+/// `-`, from its first letter on, at most 16 bytes; empty if it has no
+/// letter.
+fn clean_name(segment: &str) -> String {
+    let mut name: String = segment
+        .chars()
+        .skip_while(|c| !c.is_ascii_alphabetic())
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .map(|c| {
+            if c == '_' {
+                '-'
+            } else {
+                c.to_ascii_lowercase()
+            }
+        })
+        .take(16)
+        .collect();
+    while name.ends_with('-') {
+        name.pop();
+    }
+    name
 }
 
 /// A conservative subset of Turtle's PN_LOCAL: ASCII letters, digits, `_`,
@@ -146,5 +254,47 @@ mod tests {
         );
         assert_eq!(p.shorten("http://e/ns#a b"), None);
         assert_eq!(p.shorten("http://e/ns#a."), None);
+    }
+
+    #[test]
+    fn the_data_s_namespaces_get_names_of_their_own() {
+        let mut p = Prefixes::for_query("PREFIX bsbm: <http://other/> ASK {}");
+        p.add_namespaces(&[
+            "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/vocabulary/".to_owned(),
+            "http://purl.org/stuff/rev#".to_owned(),
+            "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/instances/".to_owned(),
+            "http://xmlns.com/foaf/0.1/".to_owned(),
+            "http://example.org/2024/".to_owned(),
+            "http://example.org/v1/".to_owned(),
+        ]);
+        let names: Vec<(&str, &str)> = p.iter().collect();
+        // The query took `bsbm`; foaf is well known already.
+        assert!(names.contains(&(
+            "vocabulary",
+            "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/vocabulary/"
+        )));
+        assert!(names.contains(&("rev", "http://purl.org/stuff/rev#")));
+        assert!(names.contains(&(
+            "instances",
+            "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/instances/"
+        )));
+        assert!(names.contains(&("ns1", "http://example.org/2024/")));
+        assert!(names.contains(&("ns2", "http://example.org/v1/")));
+        assert_eq!(
+            names.iter().filter(|(_, ns)| ns.contains("foaf")).count(),
+            1
+        );
+        assert_eq!(
+            p.shorten("http://purl.org/stuff/rev#text"),
+            Some(("rev", "text"))
+        );
+
+        let mut plain = Prefixes::well_known();
+        plain.add_namespaces(&[
+            "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/vocabulary/".to_owned(),
+            "http://www4.wiwiss.fu-berlin.de/bizer/bsbm/v01/instances/".to_owned(),
+        ]);
+        let names: Vec<&str> = plain.iter().map(|(p, _)| p).collect();
+        assert!(names.contains(&"bsbm") && names.contains(&"instances"));
     }
 }

@@ -47,6 +47,8 @@ pub struct Index {
     first_literal: std::sync::OnceLock<u64>,
     /// The named graphs and their sizes, found on first use.
     graph_quads: std::sync::OnceLock<Arc<[(Id, u64)]>>,
+    /// The namespaces the data uses most, found on first use.
+    namespaces: std::sync::OnceLock<Arc<[String]>>,
     /// Vocabulary keys looked up lately: the constants of queries.
     found_keys: Memo<Vec<u8>, Option<u64>>,
 }
@@ -97,6 +99,7 @@ impl Index {
             block_cache,
             first_literal: std::sync::OnceLock::new(),
             graph_quads: std::sync::OnceLock::new(),
+            namespaces: std::sync::OnceLock::new(),
             found_keys: Memo::new(FOUND_KEYS),
         })
     }
@@ -173,6 +176,18 @@ impl Index {
         let mut graphs: Vec<(Id, u64)> = graphs.into_iter().collect();
         graphs.sort_unstable();
         Ok(self.graph_quads.get_or_init(|| graphs.into()).clone())
+    }
+
+    /// The IRI namespaces the data uses most, most used first (see
+    /// [`crate::namespaces`]): what writers abbreviate with prefixes. The
+    /// index never changes, so they are estimated once per process.
+    pub fn frequent_namespaces(&self) -> Result<Arc<[String]>> {
+        if let Some(namespaces) = self.namespaces.get() {
+            return Ok(namespaces.clone());
+        }
+        let first_literal = self.first_literal()?.payload();
+        let found = crate::namespaces::frequent(&self.stats, &self.vocab, first_literal)?;
+        Ok(self.namespaces.get_or_init(|| found.into()).clone())
     }
 
     /// The ID of the vocabulary's first literal: vocabulary IDs from it on

@@ -12,6 +12,7 @@ pub mod index;
 pub mod inline;
 pub mod memo;
 mod meta;
+pub mod namespaces;
 pub mod permutation;
 mod snapshot;
 pub mod stats;

@@ -13,7 +13,7 @@ use crate::inline;
 use crate::Id;
 use oxrdf::{BlankNodeRef, LiteralRef, NamedNodeRef, Term, TermRef};
 
-const IRI: u8 = 0x02;
+pub(crate) const IRI: u8 = 0x02;
 /// The first byte of every literal's key (above every IRI's).
 pub const LITERAL: u8 = 0x03;
 const XSD_STRING: &str = "http://www.w3.org/2001/XMLSchema#string";

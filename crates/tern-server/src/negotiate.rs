@@ -27,7 +27,9 @@ fn graph_types(format: GraphFormat) -> &'static [&'static str] {
         GraphFormat::NTriples => &["application/n-triples", "text/plain"],
         GraphFormat::NQuads => &["application/n-quads"],
         GraphFormat::RdfXml => &["application/rdf+xml", "application/xml", "text/xml"],
-        GraphFormat::JsonLd => &["application/ld+json", "application/json"],
+        GraphFormat::JsonLd | GraphFormat::JsonLdCompacted => {
+            &["application/ld+json", "application/json"]
+        }
     }
 }
 
@@ -141,6 +143,9 @@ pub fn graph_format(accept: Option<&str>, format: Option<&str>) -> Option<GraphF
         // the names SPARQLWrapper sends (N3 is a superset of Turtle).
         let alias = match name.as_str() {
             "json" | "json-ld" => "jsonld",
+            "jsonld-compacted" | "json-ld-compacted" => {
+                return Some(GraphFormat::JsonLdCompacted);
+            }
             "xml" | "rdf" => "rdfxml",
             "ttl" | "n3" => "turtle",
             "nt" => "ntriples",
@@ -151,7 +156,34 @@ pub fn graph_format(accept: Option<&str>, format: Option<&str>) -> Option<GraphF
             .into_iter()
             .find(|f| f.name() == alias || graph_types(*f).contains(&alias))
     });
-    named.or_else(|| choose(accept, &GraphFormat::ALL, graph_types))
+    match named.or_else(|| choose(accept, &GraphFormat::ALL, graph_types)) {
+        Some(GraphFormat::JsonLd) if accept.is_some_and(asks_compacted_json_ld) => {
+            Some(GraphFormat::JsonLdCompacted)
+        }
+        other => other,
+    }
+}
+
+/// The JSON-LD profile that asks for the compacted form.
+const COMPACTED: &str = "http://www.w3.org/ns/json-ld#compacted";
+
+/// Whether an `Accept` item for JSON-LD names the compacted profile in its
+/// `profile` parameter (a space-separated list of IRIs, quoted or not).
+fn asks_compacted_json_ld(accept: &str) -> bool {
+    accept.split(',').any(|item| {
+        let mut parts = item.split(';');
+        let media = parts.next().unwrap_or("").trim();
+        media.eq_ignore_ascii_case("application/ld+json")
+            && parts.any(|param| {
+                param.trim().split_once('=').is_some_and(|(k, v)| {
+                    k.trim().eq_ignore_ascii_case("profile")
+                        && v.trim()
+                            .trim_matches('"')
+                            .split_whitespace()
+                            .any(|p| p == COMPACTED)
+                })
+            })
+    })
 }
 
 /// The content coding by `Accept-Encoding`; identity when none is asked for
@@ -239,6 +271,31 @@ mod tests {
             Some(GraphFormat::Turtle)
         );
         assert_eq!(graph_format(None, Some("json")), Some(GraphFormat::JsonLd));
+        assert_eq!(
+            graph_format(
+                Some("application/ld+json;profile=\"http://www.w3.org/ns/json-ld#compacted\""),
+                None
+            ),
+            Some(GraphFormat::JsonLdCompacted)
+        );
+        assert_eq!(
+            graph_format(
+                Some("text/turtle;q=0.5, application/ld+json; profile=\"http://www.w3.org/ns/json-ld#flattened http://www.w3.org/ns/json-ld#compacted\""),
+                None
+            ),
+            Some(GraphFormat::JsonLdCompacted)
+        );
+        assert_eq!(
+            graph_format(
+                Some("application/ld+json;profile=\"http://www.w3.org/ns/json-ld#expanded\""),
+                None
+            ),
+            Some(GraphFormat::JsonLd)
+        );
+        assert_eq!(
+            graph_format(None, Some("jsonld-compacted")),
+            Some(GraphFormat::JsonLdCompacted)
+        );
         assert_eq!(
             graph_format(Some("application/n-triples"), None),
             Some(GraphFormat::NTriples)

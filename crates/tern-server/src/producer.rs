@@ -430,8 +430,16 @@ fn start(mut job: QueryJob, blocking: bool) -> Option<Box<Producing>> {
         QueryOutcome::Graph(triples) => {
             // Triples leave the engine as rows of IDs and are written like
             // any SELECT result: decoded and formatted on all cores.
-            let prefixes = Prefixes::for_query(&job.text);
-            let graph_writer = job.graph_format.expect("checked").writer(prefixes);
+            let format = job.graph_format.expect("checked");
+            let mut prefixes = Prefixes::for_query(&job.text);
+            if format.uses_prefixes() {
+                // The data's own namespaces; an index that cannot say
+                // which costs longer IRIs, not the result.
+                if let Ok(namespaces) = job.engine.snapshot().base().frequent_namespaces() {
+                    prefixes.add_namespaces(&namespaces);
+                }
+            }
+            let graph_writer = format.writer(prefixes);
             let mut writer: Box<dyn SolutionsWriter> = Box::new(TripleRows::new(graph_writer));
             let rows = triples.into_rows();
             writer.header(&mut sink.buf, &rows.variables());

@@ -46,7 +46,7 @@ pub fn describe(endpoint: &str, format: GraphFormat, updates: bool) -> Vec<u8> {
             GraphFormat::NTriples => "N-Triples",
             GraphFormat::NQuads => "N-Quads",
             GraphFormat::RdfXml => "RDF_XML",
-            GraphFormat::JsonLd => "JSON-LD",
+            GraphFormat::JsonLd | GraphFormat::JsonLdCompacted => "JSON-LD",
         }));
     for name in result_formats {
         triples.push(Triple::new(

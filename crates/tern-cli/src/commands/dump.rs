@@ -120,7 +120,11 @@ fn dump(
     out: &mut impl Write,
 ) -> Result<(u64, u64)> {
     let mut writer: Box<dyn GraphWriter> = match format {
-        DumpFormat::Ttl => GraphFormat::Turtle.writer(Prefixes::well_known()),
+        DumpFormat::Ttl => {
+            let mut prefixes = Prefixes::well_known();
+            prefixes.add_namespaces(&snapshot.base().frequent_namespaces()?);
+            GraphFormat::Turtle.writer(prefixes)
+        }
         DumpFormat::Nt | DumpFormat::Nq => GraphFormat::NTriples.writer(Prefixes::well_known()),
         DumpFormat::Parquet => return dump_parquet(snapshot, only, out),
     };
