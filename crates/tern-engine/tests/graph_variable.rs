@@ -76,3 +76,23 @@ fn minus_inside_a_graph_compares_the_pattern_variables_only() {
         vec!["g1 a", "g1 b", "g2 a", "g3 d"]
     );
 }
+
+#[test]
+fn a_construct_that_copies_its_pattern_gives_each_triple_once() {
+    // The rows of `?s ?p ?o` go out as they are, with no duplicate removal:
+    // the scan itself merges the graphs of the default graph.
+    let (_tmp, engine) = common::engine_over("data.trig", DATA, EngineOptions::default());
+    for query in [
+        "CONSTRUCT { ?s ?p ?o } FROM ex:g1 FROM ex:g2 WHERE { ?s ?p ?o }",
+        "CONSTRUCT { ?s ?p ?o } FROM ex:g1 FROM ex:g2 FROM ex:g3 WHERE { ?s ?p ?o } LIMIT 3",
+    ] {
+        let query = format!("PREFIX ex: <http://example.org/>\n{query}");
+        let QueryOutcome::Graph(triples) = engine.query(&query, None).unwrap() else {
+            panic!("not a CONSTRUCT")
+        };
+        let triples: Vec<String> = triples.map(|t| t.unwrap().to_string()).collect();
+        let distinct: std::collections::HashSet<&String> = triples.iter().collect();
+        assert_eq!(distinct.len(), triples.len(), "{triples:?}");
+        assert_eq!(triples.len(), 3, "{query}: {triples:?}");
+    }
+}

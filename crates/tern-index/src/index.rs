@@ -335,17 +335,30 @@ impl Index {
     /// [`terms_of`](Self::terms_of) without making a `Term` (and its strings)
     /// per ID, for writing results out.
     ///
-    /// An ID equal to the one before it shares its slot: a column in scan
+    /// An ID seen lately shares the slot of its first row: a column in scan
     /// order repeats its values in runs (a subject for each of its triples),
-    /// and each distinct value is looked up and checked once.
+    /// and columns such as predicates and classes repeat a few values all
+    /// over; each is looked up, checked and copied once (see [`Repeats`]).
     pub fn term_refs(&self, ids: &[Id]) -> Result<TermRefs> {
-        let keys = self.vocab.key_refs(&vocab_indexes_of_runs(ids))?;
+        let mut repeats = Repeats::default();
+        let sources: Vec<Source> = ids
+            .iter()
+            .enumerate()
+            .map(|(i, &id)| repeats.source(i, id))
+            .collect();
+        let indexes: Vec<u64> = ids
+            .iter()
+            .zip(&sources)
+            .filter(|(id, source)| id.tag() == Tag::Vocab && matches!(source, Source::New))
+            .map(|(id, _)| id.payload())
+            .collect();
+        let keys = self.vocab.key_refs(&indexes)?;
         let mut text = String::with_capacity(ids.len() * 64);
         let mut slots: Vec<Slot> = Vec::with_capacity(ids.len());
         let mut next = 0;
-        for (i, &id) in ids.iter().enumerate() {
-            if i > 0 && ids[i - 1] == id {
-                slots.push(slots[i - 1]);
+        for (&id, source) in ids.iter().zip(sources) {
+            if let Source::Row(row) = source {
+                slots.push(slots[row]);
                 continue;
             }
             let start = text.len();
@@ -440,13 +453,49 @@ fn vocab_indexes(ids: &[Id]) -> Vec<u64> {
         .collect()
 }
 
-/// The same, once per run of equal IDs (as [`Index::term_refs`] reads them).
-fn vocab_indexes_of_runs(ids: &[Id]) -> Vec<u64> {
-    ids.iter()
-        .enumerate()
-        .filter(|&(i, id)| id.tag() == Tag::Vocab && (i == 0 || ids[i - 1] != *id))
-        .map(|(_, id)| id.payload())
-        .collect()
+/// Where [`Index::term_refs`] finds the term of a row.
+#[derive(Clone, Copy)]
+enum Source {
+    /// Decoded for this row.
+    New,
+    /// The same ID as this earlier row.
+    Row(usize),
+}
+
+/// IDs seen lately, in a small table indexed by a hash of the ID (a new ID
+/// takes the place of the one there): one multiply and one compare a row,
+/// where a hash map of every ID of a batch costs more than most lookups
+/// it saves. A column's few frequent values (predicates, classes, a
+/// country) stay in it; a column of distinct values costs the compare.
+struct Repeats {
+    seen: [(Id, u32); REPEATS],
+}
+
+/// Slots of [`Repeats`] (a power of two).
+const REPEATS: usize = 256;
+
+impl Default for Repeats {
+    fn default() -> Repeats {
+        Repeats {
+            seen: [(Id::UNDEFINED, 0); REPEATS],
+        }
+    }
+}
+
+impl Repeats {
+    /// The source of row `row`'s ID `id`, which is remembered if new.
+    fn source(&mut self, row: usize, id: Id) -> Source {
+        if id == Id::UNDEFINED || row > u32::MAX as usize {
+            return Source::New;
+        }
+        let at = (id.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % REPEATS;
+        let (seen, first) = self.seen[at];
+        if seen == id {
+            return Source::Row(first as usize);
+        }
+        self.seen[at] = (id, row as u32);
+        Source::New
+    }
 }
 
 /// Terms of many IDs, their text side by side in one buffer (see

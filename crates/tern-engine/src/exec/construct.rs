@@ -14,6 +14,7 @@ use crate::suspend::{bad_state, OperatorState, Stash};
 use crate::EngineError;
 use oxrdf::{Term, Variable};
 use rustc_hash::{FxHashMap, FxHashSet};
+use spargebra::algebra::GraphPattern;
 use spargebra::term::{NamedNodePattern, TermPattern, TriplePattern};
 use std::sync::Arc;
 use tern_index::{Id, Tag};
@@ -34,6 +35,36 @@ pub fn triple_variables() -> Vec<Variable> {
     ["subject", "predicate", "object"]
         .map(Variable::new_unchecked)
         .to_vec()
+}
+
+/// Whether `template` copies the solutions of `pattern` as they are: both
+/// are one triple pattern of three distinct variables in the same places
+/// (`CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }`, also under LIMIT,
+/// DISTINCT, REDUCED or the projection the parser adds). Each solution is then a stored triple of the
+/// default graph, which a scan gives once (it merges the graphs of a
+/// dataset's default graph), with an IRI or blank subject and an IRI
+/// predicate: the triples need no check and no duplicate removal.
+pub fn copies_its_pattern(template: &[TriplePattern], pattern: &GraphPattern) -> bool {
+    let mut pattern = pattern;
+    while let GraphPattern::Slice { inner, .. }
+    | GraphPattern::Distinct { inner }
+    | GraphPattern::Reduced { inner }
+    | GraphPattern::Project { inner, .. } = pattern
+    {
+        pattern = inner;
+    }
+    let (GraphPattern::Bgp { patterns }, [copy]) = (pattern, template) else {
+        return false;
+    };
+    let [triple] = patterns.as_slice() else {
+        return false;
+    };
+    let (TermPattern::Variable(s), NamedNodePattern::Variable(p), TermPattern::Variable(o)) =
+        (&triple.subject, &triple.predicate, &triple.object)
+    else {
+        return false;
+    };
+    s != p && p != o && s != o && triple == copy
 }
 
 /// Where a template term's ID comes from.
@@ -68,6 +99,9 @@ pub struct Construct {
     /// Solutions instantiated so far: numbers the fresh blank nodes.
     solutions: u64,
     seen: FxHashSet<[Id; 3]>,
+    /// The input's columns of subject, predicate and object when the
+    /// template copies its rows as they are (see [`copies_its_pattern`]).
+    copied: Option<[usize; 3]>,
     kinds: Kinds,
     detail: String,
 }
@@ -84,10 +118,13 @@ struct Kinds {
 }
 
 impl Construct {
+    /// `copies` says the template copies the input's rows as they are
+    /// (see [`copies_its_pattern`]).
     pub fn new(
         ctx: Arc<QueryContext>,
         input: BoxedOperator,
         patterns: &[TriplePattern],
+        copies: bool,
     ) -> Result<Construct, EngineError> {
         let mut blank_numbers: FxHashMap<String, u64> = FxHashMap::default();
         let mut template = Vec::with_capacity(patterns.len());
@@ -123,6 +160,10 @@ impl Construct {
             }
             template.push(slots);
         }
+        let copied = match template.as_slice() {
+            [[Slot::Column(s), Slot::Column(p), Slot::Column(o)]] if copies => Some([*s, *p, *o]),
+            _ => None,
+        };
         let detail = patterns
             .iter()
             .map(|p| p.to_string())
@@ -141,6 +182,7 @@ impl Construct {
             blanks: blank_numbers.len() as u64,
             solutions: 0,
             seen: FxHashSet::default(),
+            copied,
             detail,
         })
     }
@@ -293,6 +335,16 @@ impl Operator for Construct {
                 // The input paused for the end of the turn.
                 return Ok(Some(input_paused()));
             }
+            if let Some(columns) = self.copied {
+                self.solutions = self.solutions.saturating_add(input.len as u64);
+                let mut input = input;
+                let len = input.len;
+                let columns = columns.map(|c| std::mem::take(&mut input.columns[c]));
+                return Ok(Some(Batch {
+                    columns: columns.to_vec(),
+                    len,
+                }));
+            }
             let mut out = Batch::with_columns(3);
             self.instantiate(&input, &mut out)?;
             if out.len > 0 {
@@ -306,4 +358,41 @@ impl Operator for Construct {
 /// had rows.
 fn input_paused() -> Batch {
     Batch::with_columns(3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::copies_its_pattern;
+    use spargebra::{Query, SparqlParser};
+
+    fn copies(query: &str) -> bool {
+        let Query::Construct {
+            template, pattern, ..
+        } = SparqlParser::new().parse_query(query).unwrap()
+        else {
+            panic!("not a CONSTRUCT")
+        };
+        copies_its_pattern(&template, &pattern)
+    }
+
+    #[test]
+    fn only_a_template_equal_to_its_one_pattern_copies_it() {
+        assert!(copies("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }"));
+        assert!(copies("CONSTRUCT WHERE { ?s ?p ?o }"));
+        assert!(copies("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o } LIMIT 5"));
+        assert!(!copies("CONSTRUCT { ?o ?p ?s } WHERE { ?s ?p ?o }"));
+        assert!(!copies("CONSTRUCT { ?s ?p ?s } WHERE { ?s ?p ?s }"));
+        assert!(!copies(
+            "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o . ?o ?q ?r }"
+        ));
+        assert!(!copies(
+            "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"
+        ));
+        assert!(!copies(
+            "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o FILTER(?o = 1) }"
+        ));
+        assert!(!copies(
+            "CONSTRUCT { ?s <http://p> ?o } WHERE { ?s <http://p> ?o }"
+        ));
+    }
 }

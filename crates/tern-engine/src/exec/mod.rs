@@ -64,7 +64,7 @@ mod values;
 pub use batch::{batch_of, map_indexes, map_rows, next_chunk, Batch, BatchRamp, BATCH_ROWS};
 pub use bind_left_join::{BindLeftJoin, PlanRight};
 pub use build_side::{BuildSide, Collector, Pulled, COLLECTING};
-pub use construct::Construct;
+pub use construct::{copies_its_pattern, Construct};
 pub use describe::Describe;
 pub use distinct::Distinct;
 pub use equality_join::EqualityJoin;

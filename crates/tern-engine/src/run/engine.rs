@@ -427,7 +427,8 @@ impl Engine {
             Query::Ask { .. } => root.first_rows_only(1),
             // The triples are made on IDs by the plan's last operator.
             Query::Construct { template, .. } => {
-                let construct = Construct::new(ctx.clone(), root, template)?;
+                let copies = crate::exec::copies_its_pattern(template, pattern);
+                let construct = Construct::new(ctx.clone(), root, template, copies)?;
                 root = Box::new(Measured::new(Box::new(construct), None));
             }
             Query::Describe { .. } => {
