@@ -76,16 +76,28 @@ def path(query: str, **params) -> str:
     return "/sparql?" + urlencode({"query": query, **params})
 
 
-def test_curl_speaks_http2_with_prior_knowledge(server):
+def curl_select(server, http_flag):
+    """The CSV of SELECT fetched by curl with `http_flag`, checked against
+    the same fetched over HTTP/1.1 by requests; the HTTP version curl used."""
     out = subprocess.run(
-        ["curl", "-sS", "--http2-prior-knowledge", "-H", f"Accept: {CSV}", "-w", "\n%{http_version}",
+        ["curl", "-sS", http_flag, "-H", f"Accept: {CSV}", "-w", "\n%{http_version}",
          "--data-urlencode", f"query={SELECT}", server.url],
         capture_output=True, check=True,
     ).stdout
     body, version = out.rsplit(b"\n", 1)
-    assert version == b"2"
     over_http1 = requests.post(server.url, data={"query": SELECT}, headers={"Accept": CSV}, timeout=30)
     assert body == over_http1.content and len(body.splitlines()) > 100
+    return version
+
+
+def test_curl_speaks_http2_with_prior_knowledge(server):
+    assert curl_select(server, "--http2-prior-knowledge") == b"2"
+
+
+def test_an_upgrade_to_h2c_is_answered_over_http1(server):
+    """`curl --http2` over http:// asks for the upgrade that RFC 9113
+    deprecates: the answer comes whole over HTTP/1.1."""
+    assert curl_select(server, "--http2") == b"1.1"
 
 
 def test_httpx_over_http2_gets_what_http1_gets(server):

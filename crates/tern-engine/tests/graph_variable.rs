@@ -85,6 +85,7 @@ fn a_construct_that_copies_its_pattern_gives_each_triple_once() {
     for query in [
         "CONSTRUCT { ?s ?p ?o } FROM ex:g1 FROM ex:g2 WHERE { ?s ?p ?o }",
         "CONSTRUCT { ?s ?p ?o } FROM ex:g1 FROM ex:g2 FROM ex:g3 WHERE { ?s ?p ?o } LIMIT 3",
+        "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ex:g1 { ?s ?p ?o } }",
     ] {
         let query = format!("PREFIX ex: <http://example.org/>\n{query}");
         let QueryOutcome::Graph(triples) = engine.query(&query, None).unwrap() else {

@@ -40,16 +40,22 @@ pub fn triple_variables() -> Vec<Variable> {
 /// Whether `template` copies the solutions of `pattern` as they are: both
 /// are one triple pattern of three distinct variables in the same places
 /// (`CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }`, also under LIMIT,
-/// DISTINCT, REDUCED or the projection the parser adds). Each solution is then a stored triple of the
-/// default graph, which a scan gives once (it merges the graphs of a
-/// dataset's default graph), with an IRI or blank subject and an IRI
-/// predicate: the triples need no check and no duplicate removal.
+/// DISTINCT, REDUCED, the projection the parser adds, or `GRAPH` of one
+/// named graph: what a Graph Store GET asks). Each solution is then a
+/// stored triple of one graph, or of the default graph, which a scan gives
+/// once (it merges the graphs of a dataset's default graph), with an IRI or
+/// blank subject and an IRI predicate: the triples need no check and no
+/// duplicate removal.
 pub fn copies_its_pattern(template: &[TriplePattern], pattern: &GraphPattern) -> bool {
     let mut pattern = pattern;
     while let GraphPattern::Slice { inner, .. }
     | GraphPattern::Distinct { inner }
     | GraphPattern::Reduced { inner }
-    | GraphPattern::Project { inner, .. } = pattern
+    | GraphPattern::Project { inner, .. }
+    | GraphPattern::Graph {
+        name: NamedNodePattern::NamedNode(_),
+        inner,
+    } = pattern
     {
         pattern = inner;
     }
