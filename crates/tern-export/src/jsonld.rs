@@ -12,13 +12,10 @@
 use crate::escape::json_string;
 use crate::prefixes::Prefixes;
 use crate::statement::OpenStatement;
-use crate::term::XSD_STRING;
+use crate::term::{XSD_BOOLEAN, XSD_INTEGER, XSD_STRING};
 use crate::{FormatError, GraphWriter};
 use oxrdf::{LiteralRef, NamedOrBlankNodeRef, TermRef, TripleRef};
 use std::sync::Arc;
-
-const XSD_INTEGER: &str = "http://www.w3.org/2001/XMLSchema#integer";
-const XSD_BOOLEAN: &str = "http://www.w3.org/2001/XMLSchema#boolean";
 
 /// Prefix names a JSON-LD processor would take for an IRI's scheme (`urn:x`
 /// would expand as a compact IRI): never put in a context.

@@ -3,6 +3,7 @@
 //! data uses most (named here), looked up by namespace.
 
 use rustc_hash::FxHashMap;
+use tern_index::namespaces::split_namespace;
 
 /// Prefixes every user knows; also what `tern serve` predeclares for queries.
 pub const WELL_KNOWN: &[(&str, &str)] = &[
@@ -93,8 +94,7 @@ impl Prefixes {
     /// `iri` as (prefix, local name) when its namespace (everything up to the
     /// last `/` or `#`) is known and the rest is a safe Turtle local name.
     pub fn shorten<'a>(&self, iri: &'a str) -> Option<(&str, &'a str)> {
-        let cut = iri.rfind(['/', '#'])? + 1;
-        let (namespace, local) = iri.split_at(cut);
+        let (namespace, local) = split_namespace(iri)?;
         let index = *self.by_namespace.get(namespace)?;
         is_turtle_local(local).then(|| (self.entries[index].0.as_str(), local))
     }
@@ -132,12 +132,16 @@ const GENERIC_SEGMENTS: &[&str] = &[
 /// last segment. Each is lowercase ASCII letters, digits and `-`, starting
 /// with a letter: a valid Turtle and XML prefix.
 fn name_candidates(namespace: &str) -> Vec<String> {
-    let path = namespace
+    // The path's segments after the authority (a host says little: the
+    // same host serves many vocabularies).
+    let after_scheme = namespace
         .split_once("://")
         .map_or(namespace, |(_, rest)| rest);
+    let path = after_scheme
+        .split_once('/')
+        .map_or("", |(_host, path)| path);
     let segments: Vec<String> = path
         .split(['/', '#'])
-        .skip(1)
         .map(clean_name)
         .filter(|s| !s.is_empty())
         .collect();

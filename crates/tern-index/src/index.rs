@@ -488,7 +488,9 @@ impl Repeats {
         if id == Id::UNDEFINED || row > u32::MAX as usize {
             return Source::New;
         }
-        let at = (id.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % REPEATS;
+        // The product's top bits, as many as index the table.
+        let at =
+            (id.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - REPEATS.trailing_zeros())) as usize;
         let (seen, first) = self.seen[at];
         if seen == id {
             return Source::Row(first as usize);

@@ -21,11 +21,15 @@ const SAMPLE: u64 = 1024;
 /// Below this share of the triples a namespace does not pay for its line.
 const MIN_SHARE: f64 = 0.01;
 
-/// The namespace of `iri`: everything up to its last `/` or `#`, when a
-/// local name follows and the namespace is more than a scheme.
+/// `iri` cut after its last `/` or `#`: (namespace, local name).
+pub fn split_namespace(iri: &str) -> Option<(&str, &str)> {
+    Some(iri.split_at(iri.rfind(['/', '#'])? + 1))
+}
+
+/// The namespace of `iri` (see [`split_namespace`]), when a local name
+/// follows and the namespace is more than a scheme.
 pub fn namespace_of(iri: &str) -> Option<&str> {
-    let cut = iri.rfind(['/', '#'])? + 1;
-    let (namespace, local) = iri.split_at(cut);
+    let (namespace, local) = split_namespace(iri)?;
     (!local.is_empty() && namespace.len() > "http://".len() && namespace.contains("://"))
         .then_some(namespace)
 }
@@ -38,16 +42,16 @@ pub(crate) fn frequent(
     first_literal: u64,
 ) -> Result<Vec<String>> {
     let mut weight: FxHashMap<String, f64> = FxHashMap::default();
-    let predicates: Vec<u64> = stats
+    // Predicates are IRIs, so vocabulary terms; each keeps its count.
+    let (predicates, triples): (Vec<u64>, Vec<u64>) = stats
         .predicates
         .iter()
-        .map(|p| Id(p.predicate))
-        .filter(|id| id.tag() == crate::Tag::Vocab)
-        .map(|id| id.payload())
-        .collect();
-    for (key, p) in vocab.keys(&predicates)?.iter().zip(&stats.predicates) {
+        .filter(|p| Id(p.predicate).tag() == crate::Tag::Vocab)
+        .map(|p| (Id(p.predicate).payload(), p.triples))
+        .unzip();
+    for (key, triples) in vocab.keys(&predicates)?.iter().zip(triples) {
         if let Some(namespace) = iri_of_key(key).and_then(namespace_of) {
-            *weight.entry(namespace.to_owned()).or_default() += p.triples as f64;
+            *weight.entry(namespace.to_owned()).or_default() += triples as f64;
         }
     }
     let iris = first_literal.min(vocab.len());

@@ -39,6 +39,9 @@ struct Range {
     kind: String,
     subtype: String,
     q: f32,
+    /// The IRIs of its `profile` parameter, a space-separated list, quoted
+    /// or not (JSON-LD names its forms so).
+    profiles: Vec<String>,
 }
 
 fn parse_accept(accept: &str) -> Vec<Range> {
@@ -47,11 +50,19 @@ fn parse_accept(accept: &str) -> Vec<Range> {
         .filter_map(|item| {
             let mut parts = item.split(';');
             let (kind, subtype) = parts.next()?.trim().split_once('/')?;
-            let q = quality(parts);
+            let params: Vec<&str> = parts.collect();
+            let profiles = params
+                .iter()
+                .filter_map(|p| p.trim().split_once('='))
+                .filter(|(k, _)| k.trim().eq_ignore_ascii_case("profile"))
+                .flat_map(|(_, v)| v.trim().trim_matches('"').split_whitespace())
+                .map(str::to_owned)
+                .collect();
             Some(Range {
                 kind: kind.trim().to_ascii_lowercase(),
                 subtype: subtype.trim().to_ascii_lowercase(),
-                q,
+                q: quality(params.into_iter()),
+                profiles,
             })
         })
         .collect()
@@ -167,22 +178,12 @@ pub fn graph_format(accept: Option<&str>, format: Option<&str>) -> Option<GraphF
 /// The JSON-LD profile that asks for the compacted form.
 const COMPACTED: &str = "http://www.w3.org/ns/json-ld#compacted";
 
-/// Whether an `Accept` item for JSON-LD names the compacted profile in its
-/// `profile` parameter (a space-separated list of IRIs, quoted or not).
+/// Whether an `Accept` range for JSON-LD names the compacted profile.
 fn asks_compacted_json_ld(accept: &str) -> bool {
-    accept.split(',').any(|item| {
-        let mut parts = item.split(';');
-        let media = parts.next().unwrap_or("").trim();
-        media.eq_ignore_ascii_case("application/ld+json")
-            && parts.any(|param| {
-                param.trim().split_once('=').is_some_and(|(k, v)| {
-                    k.trim().eq_ignore_ascii_case("profile")
-                        && v.trim()
-                            .trim_matches('"')
-                            .split_whitespace()
-                            .any(|p| p == COMPACTED)
-                })
-            })
+    parse_accept(accept).iter().any(|range| {
+        range.kind == "application"
+            && range.subtype == "ld+json"
+            && range.profiles.iter().any(|p| p == COMPACTED)
     })
 }
 
