@@ -11,7 +11,7 @@ use crate::stats::{Statistics, STATS_FILE};
 use crate::term_key::{self, Classified, KeyParts};
 use crate::vocab::{Keys, Vocabulary};
 use crate::{inline, Id, Tag};
-use oxrdf::{BlankNode, BlankNodeRef, Literal, LiteralRef, NamedNode, NamedNodeRef, Term, TermRef};
+use oxrdf::{BlankNode, Literal, NamedNode, Term, TermRef};
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,7 +39,7 @@ pub struct Index {
     dir: PathBuf,
     meta: IndexMeta,
     stats: Statistics,
-    vocab: Vocabulary,
+    pub(crate) vocab: Vocabulary,
     permutations: Vec<PermutationReader>,
     /// Decoded blocks of all five permutations.
     block_cache: Arc<BlockCache>,
@@ -302,7 +302,7 @@ impl Index {
 
     /// The `n`-th of `keys`, the key of `id`, checked; an escaped literal
     /// value is unescaped at the end of `text` (and the flag says so).
-    fn checked_key<'k>(
+    pub(crate) fn checked_key<'k>(
         &self,
         id: Id,
         keys: &'k Keys,
@@ -329,70 +329,6 @@ impl Index {
             }
             _ => (key, parts, false),
         })
-    }
-
-    /// Terms of many IDs, their text side by side in one buffer: like
-    /// [`terms_of`](Self::terms_of) without making a `Term` (and its strings)
-    /// per ID, for writing results out.
-    ///
-    /// An ID seen lately shares the slot of its first row: a column in scan
-    /// order repeats its values in runs (a subject for each of its triples),
-    /// and columns such as predicates and classes repeat a few values all
-    /// over; each is looked up, checked and copied once (see [`Repeats`]).
-    pub fn term_refs(&self, ids: &[Id]) -> Result<TermRefs> {
-        let mut repeats = Repeats::default();
-        let sources: Vec<Source> = ids
-            .iter()
-            .enumerate()
-            .map(|(i, &id)| repeats.source(i, id))
-            .collect();
-        let indexes: Vec<u64> = ids
-            .iter()
-            .zip(&sources)
-            .filter(|(id, source)| id.tag() == Tag::Vocab && matches!(source, Source::New))
-            .map(|(id, _)| id.payload())
-            .collect();
-        let keys = self.vocab.key_refs(&indexes)?;
-        let mut text = String::with_capacity(ids.len() * 64);
-        let mut slots: Vec<Slot> = Vec::with_capacity(ids.len());
-        let mut next = 0;
-        for (&id, source) in ids.iter().zip(sources) {
-            if let Source::Row(row) = source {
-                slots.push(slots[row]);
-                continue;
-            }
-            let start = text.len();
-            slots.push(match id.tag() {
-                Tag::Undefined | Tag::LocalVocab | Tag::DeltaVocab => Slot::None,
-                Tag::BlankNode => {
-                    term_key::write_blank_node_label(id.payload(), &mut text);
-                    Slot::Blank {
-                        label: (start, text.len()),
-                    }
-                }
-                Tag::Vocab => {
-                    keys.touch(next + KEYS_AHEAD);
-                    let (key, parts, escaped) = self.checked_key(id, &keys, next, &mut text)?;
-                    next += 1;
-                    let value = escaped.then_some((start, text.len()));
-                    let key_start = text.len();
-                    text.push_str(key);
-                    Slot::Key {
-                        key: (key_start, text.len()),
-                        parts,
-                        value,
-                    }
-                }
-                _ => {
-                    inline::write_lexical(id, &mut text);
-                    Slot::Inline {
-                        lexical: (start, text.len()),
-                        datatype: inline::datatype(id).unwrap_or(inline::XSD_INTEGER),
-                    }
-                }
-            });
-        }
-        Ok(TermRefs { text, slots })
     }
 
     /// Scans `perm` for rows starting with `prefix` (0–3 IDs) whose next column is
@@ -442,175 +378,12 @@ impl Index {
     }
 }
 
-/// How far ahead [`Index::term_refs`] touches keys.
-const KEYS_AHEAD: usize = 8;
-
 /// The vocabulary indexes of the vocabulary IDs among `ids`.
 fn vocab_indexes(ids: &[Id]) -> Vec<u64> {
     ids.iter()
         .filter(|id| id.tag() == Tag::Vocab)
         .map(|id| id.payload())
         .collect()
-}
-
-/// Where [`Index::term_refs`] finds the term of a row.
-#[derive(Clone, Copy)]
-enum Source {
-    /// Decoded for this row.
-    New,
-    /// The same ID as this earlier row.
-    Row(usize),
-}
-
-/// IDs seen lately, in a small table indexed by a hash of the ID (a new ID
-/// takes the place of the one there): one multiply and one compare a row,
-/// where a hash map of every ID of a batch costs more than most lookups
-/// it saves. A column's few frequent values (predicates, classes, a
-/// country) stay in it; a column of distinct values costs the compare.
-struct Repeats {
-    seen: [(Id, u32); REPEATS],
-}
-
-/// Slots of [`Repeats`] (a power of two).
-const REPEATS: usize = 256;
-
-impl Default for Repeats {
-    fn default() -> Repeats {
-        Repeats {
-            seen: [(Id::UNDEFINED, 0); REPEATS],
-        }
-    }
-}
-
-impl Repeats {
-    /// The source of row `row`'s ID `id`, which is remembered if new.
-    fn source(&mut self, row: usize, id: Id) -> Source {
-        if id == Id::UNDEFINED || row > u32::MAX as usize {
-            return Source::New;
-        }
-        // The product's top bits, as many as index the table.
-        let at =
-            (id.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - REPEATS.trailing_zeros())) as usize;
-        let (seen, first) = self.seen[at];
-        if seen == id {
-            return Source::Row(first as usize);
-        }
-        self.seen[at] = (id, row as u32);
-        Source::New
-    }
-}
-
-/// Terms of many IDs, their text side by side in one buffer (see
-/// [`Index::term_refs`]).
-pub struct TermRefs {
-    /// Keys copied out of the vocabulary blocks, escaped literal values
-    /// unescaped, inline values and blank node labels. Keys are copied while
-    /// they are in the cache: a writer then reads one buffer in order, not
-    /// blocks scattered over the vocabulary cache.
-    text: String,
-    slots: Vec<Slot>,
-}
-
-#[derive(Debug, Clone, Copy)]
-enum Slot {
-    None,
-    /// A key, checked and copied into `text`; so is an escaped literal
-    /// value's unescaped form.
-    Key {
-        key: (usize, usize),
-        parts: KeyParts,
-        value: Option<(usize, usize)>,
-    },
-    Blank {
-        label: (usize, usize),
-    },
-    Inline {
-        lexical: (usize, usize),
-        datatype: &'static str,
-    },
-}
-
-impl TermRefs {
-    pub fn len(&self) -> usize {
-        self.slots.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
-    }
-
-    /// The term of the `i`-th ID; `None` for [`Id::UNDEFINED`] and per-query IDs.
-    pub fn get(&self, i: usize) -> Option<TermRef<'_>> {
-        Some(match self.slots[i] {
-            Slot::None => return None,
-            Slot::Key { key, parts, value } => term_key::term_ref(
-                self.text_at(key),
-                parts,
-                value.map(|range| self.text_at(range)),
-            ),
-            Slot::Blank { label } => BlankNodeRef::new_unchecked(self.text_at(label)).into(),
-            Slot::Inline { lexical, datatype } => LiteralRef::new_typed_literal(
-                self.text_at(lexical),
-                NamedNodeRef::new_unchecked(datatype),
-            )
-            .into(),
-        })
-    }
-
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = Option<TermRef<'_>>> + '_ {
-        (0..self.len()).map(|i| self.get(i))
-    }
-
-    fn text_at(&self, (start, end): (usize, usize)) -> &str {
-        &self.text[start..end]
-    }
-
-    /// Sets the `i`-th term to the one stored under vocabulary key `key`
-    /// (for terms the base vocabulary does not hold).
-    /// Gives rows `rows` the term `term`, which the index does not hold (a
-    /// term a query made): written once, shared by the rows. False for a
-    /// term with no vocabulary key (a blank node, an inline value): the
-    /// caller keeps it aside.
-    pub fn set_term(&mut self, rows: &[usize], term: TermRef<'_>) -> bool {
-        let Some(&first) = rows.first() else {
-            return true;
-        };
-        let Some(key) = term_key::key_of(term).and_then(|k| String::from_utf8(k).ok()) else {
-            return false;
-        };
-        if self.set_key(first, &key).is_err() {
-            return false;
-        }
-        let slot = self.slots[first];
-        for &row in &rows[1..] {
-            self.slots[row] = slot;
-        }
-        true
-    }
-
-    pub(crate) fn set_key(&mut self, i: usize, key: &str) -> Result<(), term_key::CorruptKey> {
-        let parts = term_key::key_parts(key)?;
-        let start = self.text.len();
-        let value = match parts {
-            KeyParts::Literal {
-                value_end,
-                escaped: true,
-                ..
-            } => {
-                term_key::unescape_into(&key.as_bytes()[1..value_end], &mut self.text)?;
-                Some((start, self.text.len()))
-            }
-            _ => None,
-        };
-        let key_start = self.text.len();
-        self.text.push_str(key);
-        self.slots[i] = Slot::Key {
-            key: (key_start, self.text.len()),
-            parts,
-            value,
-        };
-        Ok(())
-    }
 }
 
 /// Inclusive row bounds of a prefix and range; `None` if the range is empty.

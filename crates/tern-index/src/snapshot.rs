@@ -5,11 +5,12 @@
 
 use crate::delta::{MergedLookup, MergedScan, Runs, VocabView};
 use crate::error::{IndexError, Result};
-use crate::index::{Index, ScanRange, TermRefs};
+use crate::index::{Index, ScanRange};
 use crate::meta::IndexMeta;
 use crate::permutation::{Permutation, Row};
 use crate::stats::{PredicateStats, Statistics};
 use crate::term_key::{self, Classified};
+use crate::term_refs::TermRefs;
 use crate::{Id, Tag};
 use oxrdf::{Term, TermRef};
 use std::path::Path;

@@ -7,7 +7,7 @@
 //! asked whole and in order, a block serves every key of the column that
 //! lies in it.
 
-use super::{Result, Vocabulary};
+use super::{DecodedBlock, Result, Vocabulary};
 use crate::error::IndexError;
 
 /// Keys from which [`Vocabulary::key_refs`] reads in vocabulary order.
@@ -17,11 +17,16 @@ pub const SORTED_KEYS: usize = 4096;
 /// vocabularies take many rounds.)
 const ROUND_BLOCKS: usize = if cfg!(test) { 4 } else { 256 };
 
-/// Keys copied side by side, in the order they were asked for.
+/// Keys copied side by side (in vocabulary order), with where each key
+/// asked for lies.
 pub struct CopiedKeys {
     bytes: Vec<u8>,
     /// Per key asked for: start and end in `bytes`.
     spans: Vec<(u32, u32)>,
+    /// Whether every key was copied from text (a UTF-8 block, checked when
+    /// it was decoded), so that `bytes` is UTF-8 at every span's bounds and
+    /// keys need no second check when they are read as text.
+    text: bool,
 }
 
 impl CopiedKeys {
@@ -35,9 +40,18 @@ impl CopiedKeys {
         &self.bytes[start as usize..end as usize]
     }
 
+    /// The `i`-th key as text, if UTF-8: unchecked when every key came from
+    /// a UTF-8 block.
     #[inline]
     pub fn get_str(&self, i: usize) -> Option<&str> {
-        std::str::from_utf8(self.get(i)).ok()
+        let bytes = self.get(i);
+        if self.text {
+            // SAFETY: with `text`, `copy` appended every key from a `&str`
+            // (`DecodedBlock::key_str`) and every span is one such key.
+            Some(unsafe { std::str::from_utf8_unchecked(bytes) })
+        } else {
+            std::str::from_utf8(bytes).ok()
+        }
     }
 }
 
@@ -71,8 +85,11 @@ impl Vocabulary {
             }
         }
         let mut copied = CopiedKeys {
-            bytes: Vec::new(),
+            // Most keys are IRIs and short literals: room for them up front
+            // spares copying the buffer as it grows.
+            bytes: Vec::with_capacity(indexes.len().min(1 << 20) * 48),
             spans: vec![(0, 0); indexes.len()],
+            text: true,
         };
         // Equal indexes share the first one's copy.
         let mut repeats: Vec<(u32, u32)> = Vec::new();
@@ -121,7 +138,7 @@ impl Vocabulary {
                     position: w.position,
                     index: self.first_longs[block] + u64::from(rank),
                 }),
-                None => copy(copied, w.position, decoded.key(entry))?,
+                None => copy(copied, w.position, decoded, entry)?,
             }
         }
         drop(decoded);
@@ -167,13 +184,23 @@ impl Vocabulary {
         for (w, &slot) in long[at..end].iter().zip(&block_of) {
             let block = ids[slot as usize] - main_blocks;
             let entry = (w.index - self.long.firsts[block]) as usize;
-            copy(copied, w.position, decoded[slot as usize].key(entry))?;
+            let decoded = &decoded[slot as usize];
+            copy(copied, w.position, decoded, entry)?;
         }
         Ok(end)
     }
 }
 
-fn copy(copied: &mut CopiedKeys, position: u32, key: &[u8]) -> Result<()> {
+/// Appends entry `entry` of `block` for position `position`.
+fn copy(copied: &mut CopiedKeys, position: u32, block: &DecodedBlock, entry: usize) -> Result<()> {
+    // Text (the block UTF-8, the key whole characters) is not checked again.
+    let key = match block.key_str(entry) {
+        Some(key) => key.as_bytes(),
+        None => {
+            copied.text = false;
+            block.key(entry)
+        }
+    };
     let start = copied.bytes.len();
     copied.bytes.extend_from_slice(key);
     let end = copied.bytes.len();
