@@ -19,13 +19,15 @@
 //! which the IPC stream format allows), so batches written on different
 //! cores cannot disagree about what an index means.
 //!
-//! The same batches go into Parquet (`ArrowWriter::parquet`): each batch is
-//! a row group (of up to `PARQUET_BATCH_BYTES` of text), written out as soon
-//! as it is full, so memory holds one batch; the footer (row groups' offsets and statistics) comes last, and
+//! The same batches go into Parquet (`ArrowWriter::parquet`), encoded on a
+//! thread of their own into row groups of many batches while the next are
+//! gathered (`parquet_file.rs`); the footer (row groups' offsets and
+//! statistics) comes last, and
 //! the Arrow schema, field metadata included, rides in its key-value
 //! metadata as Arrow's writer puts it.
 
 mod column;
+mod parquet_file;
 mod value;
 
 use crate::SolutionsWriter;
@@ -34,14 +36,11 @@ use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{Schema, SchemaRef};
 use column::Column;
 use oxrdf::{Term, TermRef, Variable};
+use parquet_file::ParquetFile;
 use std::sync::Arc;
 
 const BATCH_ROWS: usize = 64 * 1024;
 const BATCH_BYTES: usize = 1 << 20;
-/// A Parquet batch is a row group, which readers want large (each has its
-/// own pages and statistics): up to BATCH_ROWS rows and 16 MiB of text,
-/// where 1 MiB made row groups of about 4,000 rows on BSBM.
-const PARQUET_BATCH_BYTES: usize = 16 << 20;
 /// Rows whose values choose the columns' types.
 const SAMPLE_ROWS: usize = 1024;
 
@@ -71,7 +70,7 @@ enum Container {
     Ipc(StreamWriter<Vec<u8>>),
     /// A fork's: its batches belong to a stream begun elsewhere.
     IpcFork,
-    Parquet(Box<parquet::arrow::ArrowWriter<Vec<u8>>>),
+    Parquet(Box<ParquetFile>),
 }
 
 /// Appends `batch` to `out` as IPC stream messages: its dictionaries, each
@@ -87,36 +86,26 @@ fn ipc_batch(batch: &RecordBatch, out: &mut Vec<u8>) {
 }
 
 impl Container {
-    fn new(schema: &SchemaRef, parquet: bool) -> Container {
-        if !parquet {
-            return Container::Ipc(
-                StreamWriter::try_new(Vec::new(), schema).expect("IPC encoding into memory"),
-            );
+    /// A container for `schema`; `out` gets what it begins with (IPC's
+    /// schema message, Parquet's magic number).
+    fn new(schema: &SchemaRef, parquet: bool, out: &mut Vec<u8>) -> Container {
+        if parquet {
+            return Container::Parquet(Box::new(ParquetFile::new(schema, out)));
         }
-        use parquet::basic::Compression;
-        use parquet::file::properties::WriterProperties;
-        let properties = WriterProperties::builder()
-            .set_compression(Compression::SNAPPY)
-            .set_max_row_group_size(BATCH_ROWS)
-            .set_created_by(concat!("tern ", env!("CARGO_PKG_VERSION")).to_owned())
-            .build();
-        Container::Parquet(Box::new(
-            parquet::arrow::ArrowWriter::try_new(Vec::new(), schema.clone(), Some(properties))
-                .expect("the schema is one Parquet can hold"),
-        ))
+        let mut stream =
+            StreamWriter::try_new(Vec::new(), schema).expect("IPC encoding into memory");
+        out.append(stream.get_mut());
+        Container::Ipc(stream)
     }
 
-    /// Writes a batch (for Parquet, a whole row group) and moves the bytes
-    /// it made into `out`. Writing into memory cannot fail, and the batch
-    /// matches the schema by construction.
-    fn write(&mut self, batch: &RecordBatch, out: &mut Vec<u8>) {
+    /// Writes a batch (for Parquet, a whole row group, which goes to `out`
+    /// when the next one is written) and moves the bytes it made into
+    /// `out`. Writing into memory cannot fail, and the batch matches the
+    /// schema by construction.
+    fn write(&mut self, batch: RecordBatch, out: &mut Vec<u8>) {
         match self {
-            Container::Ipc(_) | Container::IpcFork => ipc_batch(batch, out),
-            Container::Parquet(file) => {
-                file.write(batch).expect("Parquet encoding into memory");
-                file.flush().expect("Parquet encoding into memory");
-                out.append(file.inner_mut());
-            }
+            Container::Ipc(_) | Container::IpcFork => ipc_batch(&batch, out),
+            Container::Parquet(file) => file.write(batch, out),
         }
     }
 
@@ -128,19 +117,7 @@ impl Container {
                 out.append(stream.get_mut());
             }
             Container::IpcFork => {}
-            Container::Parquet(file) => {
-                let mut rest = file.into_inner().expect("Parquet encoding into memory");
-                out.append(&mut rest);
-            }
-        }
-    }
-
-    /// Bytes the container made before any batch (IPC's schema message).
-    fn take_head(&mut self, out: &mut Vec<u8>) {
-        match self {
-            Container::Ipc(stream) => out.append(stream.get_mut()),
-            Container::IpcFork => {}
-            Container::Parquet(file) => out.append(file.inner_mut()),
+            Container::Parquet(file) => file.finish(out),
         }
     }
 }
@@ -162,8 +139,7 @@ impl State {
         let schema: SchemaRef = Arc::new(Schema::new(
             columns.iter().flat_map(Column::fields).collect::<Vec<_>>(),
         ));
-        let mut container = Container::new(&schema, parquet);
-        container.take_head(out);
+        let container = Container::new(&schema, parquet, out);
         let mut state = State {
             schema,
             container,
@@ -185,11 +161,7 @@ impl State {
         }
         self.rows += 1;
         let bytes: usize = self.columns.iter().map(Column::text_bytes).sum();
-        let most_bytes = match self.container {
-            Container::Ipc(_) | Container::IpcFork => BATCH_BYTES,
-            Container::Parquet(_) => PARQUET_BATCH_BYTES,
-        };
-        if self.rows >= BATCH_ROWS || bytes >= most_bytes {
+        if self.rows >= BATCH_ROWS || bytes >= BATCH_BYTES {
             self.flush_batch(out);
         }
     }
@@ -203,7 +175,7 @@ impl State {
         // Vec cannot fail.
         let batch =
             RecordBatch::try_new(self.schema.clone(), arrays).expect("columns match the schema");
-        self.container.write(&batch, out);
+        self.container.write(batch, out);
         self.rows = 0;
     }
 
