@@ -30,7 +30,10 @@ impl Index {
             .map(|(id, _)| id.payload())
             .collect();
         let keys = self.vocab.key_refs(&indexes)?;
-        let mut text = String::with_capacity(ids.len() * 64);
+        // Room for the keys and, per row, an inline value or a label: a
+        // column of long texts outgrew a guess per row and was copied again
+        // as it grew.
+        let mut text = String::with_capacity(keys.bytes() + ids.len() * 24);
         let mut slots: Vec<Slot> = Vec::with_capacity(ids.len());
         let mut next = 0;
         for (&id, source) in ids.iter().zip(sources) {

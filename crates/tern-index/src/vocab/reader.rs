@@ -102,6 +102,15 @@ impl Keys {
         }
     }
 
+    /// The keys' bytes, all told (a key asked for twice counts once when
+    /// they were copied).
+    pub fn bytes(&self) -> usize {
+        match &self.0 {
+            KeyStore::Blocks { .. } => self.iter().map(<[u8]>::len).sum(),
+            KeyStore::Copied(copied) => copied.bytes(),
+        }
+    }
+
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
         (0..self.len()).map(|i| self.get(i))
     }
