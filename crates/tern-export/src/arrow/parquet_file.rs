@@ -8,9 +8,10 @@
 //! channel of one and encodes them into the row group in progress while the
 //! next are gathered; finished row groups come back as bytes, in order.
 //!
-//! Memory: the batch being gathered, one waiting, one being encoded (small:
-//! `ArrowWriter`'s batches), and the row group in progress, held encoded
-//! and compressed, up to [`ROW_GROUP_ROWS`] rows or [`ROW_GROUP_BYTES`].
+//! Memory: the batch being gathered, one waiting, one being encoded (each
+//! up to 1 MiB of text, the IPC stream's batch size), and the row group in
+//! progress, held encoded and compressed, up to [`ROW_GROUP_ROWS`] rows or
+//! [`ROW_GROUP_BYTES`] of the Parquet writer's memory.
 //! Row groups stay large, as readers want them, without a large batch of
 //! text behind each: rows gathered in 16 MiB batches that were each a row
 //! group held a full export of BSBM 10M at 127 MB over idle.
