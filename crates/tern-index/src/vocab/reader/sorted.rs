@@ -9,7 +9,6 @@
 
 use super::{DecodedBlock, Result, Vocabulary};
 use crate::error::IndexError;
-use std::sync::Arc;
 
 /// Keys from which [`Vocabulary::key_refs`] reads in vocabulary order.
 pub const SORTED_KEYS: usize = 4096;
@@ -91,7 +90,6 @@ impl Vocabulary {
             }
         }
         let mut copied = CopiedKeys {
-            // Each round makes room for its keys.
             bytes: Vec::new(),
             spans: vec![(0, 0); indexes.len()],
             text: true,
@@ -133,15 +131,10 @@ impl Vocabulary {
             end += 1;
         }
         let decoded = self.fetch(&blocks)?;
-        let entries: Vec<usize> = distinct[at..end]
-            .iter()
-            .zip(&block_of)
-            .map(|(w, &slot)| (w.index - self.main.firsts[blocks[slot as usize]]) as usize)
-            .collect();
-        reserve(copied, &decoded, &block_of, &entries);
         let mut long: Vec<Wanted> = Vec::new();
-        for ((w, &slot), &entry) in distinct[at..end].iter().zip(&block_of).zip(&entries) {
+        for (w, &slot) in distinct[at..end].iter().zip(&block_of) {
             let block = blocks[slot as usize];
+            let entry = (w.index - self.main.firsts[block]) as usize;
             let decoded = &decoded[slot as usize];
             match decoded.long_rank(entry) {
                 Some(rank) => long.push(Wanted {
@@ -191,38 +184,13 @@ impl Vocabulary {
         // A long block holds a few keys, rarely asked for again soon: it
         // would take the place of main blocks, which serve many.
         let decoded = self.fetch_keeping(&ids, false)?;
-        let entries: Vec<usize> = long[at..end]
-            .iter()
-            .zip(&block_of)
-            .map(|(w, &slot)| {
-                (w.index - self.long.firsts[ids[slot as usize] - main_blocks]) as usize
-            })
-            .collect();
-        reserve(copied, &decoded, &block_of, &entries);
-        for ((w, &slot), &entry) in long[at..end].iter().zip(&block_of).zip(&entries) {
+        for (w, &slot) in long[at..end].iter().zip(&block_of) {
+            let block = ids[slot as usize] - main_blocks;
+            let entry = (w.index - self.long.firsts[block]) as usize;
             copy(copied, w.position, &decoded[slot as usize], entry)?;
         }
         Ok(end)
     }
-}
-
-/// Makes room for the keys a round copies (entry `entries[k]` of block
-/// `blocks[block_of[k]]`; the stubs of long keys count too, a little more
-/// than needed): growing the buffer as it filled copied it again and again
-/// (with the same in `Index::term_refs`, reallocations were 4% of the
-/// samples of a TSV export of BSBM 10M's first 2M rows).
-fn reserve(
-    copied: &mut CopiedKeys,
-    blocks: &[Arc<DecodedBlock>],
-    block_of: &[u32],
-    entries: &[usize],
-) {
-    let bytes: usize = block_of
-        .iter()
-        .zip(entries)
-        .map(|(&slot, &entry)| blocks[slot as usize].key(entry).len())
-        .sum();
-    copied.bytes.reserve(bytes);
 }
 
 /// Appends entry `entry` of `block` for position `position`.
