@@ -308,7 +308,8 @@ def test_batches_gathered_on_all_cores_give_the_rows_in_order(big_server, query)
     row by row, as the same terms in the same order as the TSV."""
     reader = pyarrow.ipc.open_stream(fetch(big_server, query, ARROW).content)
     batches = list(reader)
-    assert len(batches) > 4
+    # Runs written by forks on several cores, each its own record batch.
+    assert len(batches) > 2
     variables, rows = terms_of_table(pa.Table.from_batches(batches, reader.schema))
     expected = tsv_terms(fetch(big_server, query, "text/tab-separated-values").content)
     got = [[parse_nt(c) if c else None for c in row] for row in rows]

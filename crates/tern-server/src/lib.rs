@@ -13,11 +13,13 @@
 //! (workers sharing their time round-robin, and admission), `metrics`,
 //! `service` (service description), `server` (routes).
 
+mod batch_pipeline;
 mod body;
 mod chunk;
 mod clients;
 mod complete;
 mod config;
+mod decode_ahead;
 mod encoding;
 mod error;
 #[cfg(feature = "fuzzing")]

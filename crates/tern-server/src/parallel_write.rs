@@ -114,7 +114,14 @@ impl ParallelWriter {
             return Some((Err(e), other));
         }
         let written: usize = self.buffers.iter().map(Vec::len).sum();
-        out.reserve(written);
+        if out.is_empty() && out.capacity() < written {
+            // The producer's buffer is empty after each chunk it hands on,
+            // and a step's rows often make a little more than a chunk:
+            // growing the empty buffer would copy its whole old allocation.
+            *out = Vec::with_capacity(written);
+        } else {
+            out.reserve(written);
+        }
         for buf in &self.buffers {
             out.extend_from_slice(buf);
         }

@@ -133,6 +133,23 @@ impl RowBatch {
             .collect())
     }
 
+    /// Whether [`prepare`](Self::prepare) has work to do: a long batch of
+    /// IDs not decoded yet.
+    pub fn decodes_whole(&self) -> bool {
+        matches!(&self.0, Rows::Ids { len, decoded: None, .. } if *len >= WHOLE_DECODE_ROWS)
+    }
+
+    /// Whether the batch was decoded whole (by [`prepare`](Self::prepare)).
+    pub fn decoded_whole(&self) -> bool {
+        matches!(
+            &self.0,
+            Rows::Ids {
+                decoded: Some(_),
+                ..
+            }
+        )
+    }
+
     /// Decodes every column of a long batch whole, now (on all cores), so
     /// that [`decode`](Self::decode) only hands out slices of it. Asked for
     /// all at once, the vocabulary reads the terms of a column in its own
