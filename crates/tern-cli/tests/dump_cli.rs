@@ -17,7 +17,7 @@ fn tern(dir: &Path, args: &[&str]) -> Vec<u8> {
 
 const GRAPHS: [&str; 2] = ["http://example.org/g1", "http://example.org/g2"];
 
-/// 150,000 quads (more than two windows of rows): IRIs, blank nodes,
+/// 150,000 quads (several windows of rows, written on several lanes): IRIs, blank nodes,
 /// literals with escapes, languages and datatypes, inline numbers, in the
 /// default graph and two named graphs.
 fn write_source(path: &Path) {

@@ -53,12 +53,12 @@ pub struct DumpArgs {
     cache: crate::cache::CacheArgs,
 }
 
-/// Rows decoded and formatted at once.
-const WINDOW_ROWS: usize = 64 * 1024;
+/// Rows decoded and formatted at once: a window per core is in flight, and
+/// one more (N-Quads of BSBM take about 8 MB per 16K rows, decoded and
+/// written).
+const WINDOW_ROWS: usize = 32 * 1024;
 /// Decoded windows waiting to be formatted.
 const WINDOWS_AHEAD: usize = 2;
-/// Fewest rows a core formats in one run.
-const MIN_RUN_ROWS: usize = 4096;
 
 pub fn run(args: DumpArgs) -> Result<()> {
     let store = crate::store::open_read_only(&args.index, Some(args.cache))?;
@@ -132,15 +132,10 @@ fn dump(
     writer.header(&mut head);
     out.write_all(&head)?;
     let mut bytes = head.len() as u64;
-    let mut buffers: Vec<Vec<u8>> = Vec::new();
     let with_graph = format == DumpFormat::Nq;
-    let columns = if with_graph { 4 } else { 3 };
-    let quads = for_each_decoded_window(snapshot, only, columns, |_, decoded| {
-        let written = write_window(decoded, with_graph, writer.as_mut(), &mut buffers)?;
-        for buf in &buffers[..written] {
-            out.write_all(buf).context("writing the dump")?;
-            bytes += buf.len() as u64;
-        }
+    let quads = for_each_written_window(snapshot, only, with_graph, writer.as_mut(), |buf| {
+        out.write_all(buf).context("writing the dump")?;
+        bytes += buf.len() as u64;
         Ok(())
     })?;
     let mut tail = Vec::new();
@@ -261,42 +256,96 @@ fn for_each_window(
     Ok(quads)
 }
 
-/// Formats a window's decoded rows into `buffers`, one run per core;
-/// returns the buffers used.
-fn write_window(
-    decoded: &[TermRefs],
+/// Reads the quads (those of graph `only`, if given) a window at a time
+/// and has each window decoded and written whole by a fork of `writer` on
+/// a lane (a pool of one thread, one per core), several windows at once;
+/// `each` gets their bytes in order. Returns how many quads there were.
+///
+/// A window per core, rather than each window's columns decoded side by
+/// side and its rows written in a run per core: the cores then waited for
+/// each other at every step, and their threads slept and woke thousands of
+/// times a second (the same was measured in the endpoint's exports, see
+/// `tern-server`'s `batch_pipeline`). On a lane, the parallel loops inside
+/// the vocabulary's decoding run inline.
+fn for_each_written_window(
+    snapshot: &Snapshot,
+    only: Option<Id>,
     with_graph: bool,
     writer: &mut dyn GraphWriter,
-    buffers: &mut Vec<Vec<u8>>,
-) -> Result<usize> {
-    let rows = decoded[0].len();
-    let runs = rayon::current_num_threads()
-        .clamp(1, 16)
-        .min(rows.div_ceil(MIN_RUN_ROWS))
-        .max(1);
-    let per_run = rows.div_ceil(runs);
-    let mut forks: Vec<Box<dyn GraphWriter>> = Vec::with_capacity(runs);
-    for _ in 0..runs {
-        match writer.fork() {
-            Some(fork) => forks.push(fork),
-            None => bail!("this format cannot be written in parallel"),
+    mut each: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<u64> {
+    let lanes = (0..rayon::current_num_threads().clamp(1, 16))
+        .map(|lane| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .thread_name(move |_| format!("tern-dump-{lane}"))
+                .build()
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .context("starting the dump's threads")?;
+    let columns = if with_graph { 4 } else { 3 };
+    // Windows in flight, oldest first: each one's bytes once written.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<std::sync::mpsc::Receiver<Result<Vec<u8>>>>(
+        lanes.len() - 1,
+    );
+    std::thread::scope(|scope| {
+        let lanes = &lanes;
+        let reader = scope.spawn(move || {
+            let mut started = 0usize;
+            for_each_window(snapshot, only, |window| {
+                let Some(mut fork) = writer.fork() else {
+                    bail!("this format cannot be written in parallel");
+                };
+                let (done, written) = std::sync::mpsc::sync_channel(1);
+                let (snapshot, window) = (snapshot.clone(), window.clone());
+                lanes[started % lanes.len()].spawn(move || {
+                    // A panic in a pool's job would abort the process: it
+                    // is reported as the dump's error instead.
+                    let bytes = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        write_window(&snapshot, &window, columns, fork.as_mut())
+                    }))
+                    .unwrap_or_else(|_| {
+                        Err(anyhow::anyhow!("writing a window of the dump panicked"))
+                    });
+                    // The writer gone means the dump failed: nothing to do.
+                    let _ = done.send(bytes);
+                });
+                started += 1;
+                // A closed channel means `each` failed: stop reading (its
+                // error is the one reported).
+                if tx.send(written).is_err() {
+                    bail!("the dump's writer stopped");
+                }
+                Ok(())
+            })
+        });
+        for written in rx {
+            let bytes = written
+                .recv()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("a window of the dump was lost")))?;
+            each(&bytes)?;
         }
+        reader.join().expect("the dump's reader does not panic")
+    })
+}
+
+/// Decodes the first `columns` columns of `window` whole (the vocabulary
+/// is then read in its own order) and writes its rows with `writer`.
+fn write_window(
+    snapshot: &Snapshot,
+    window: &[Vec<Id>; 4],
+    columns: usize,
+    writer: &mut dyn GraphWriter,
+) -> Result<Vec<u8>> {
+    let decoded: Vec<TermRefs> = window[..columns]
+        .iter()
+        .map(|ids| snapshot.term_refs(ids))
+        .collect::<Result<_, _>>()?;
+    let mut buf = Vec::new();
+    for row in 0..decoded[0].len() {
+        write_row(writer, &decoded, row, columns == 4, &mut buf)?;
     }
-    buffers.resize_with(runs.max(buffers.len()), Vec::new);
-    forks
-        .into_par_iter()
-        .zip(buffers[..runs].par_iter_mut())
-        .enumerate()
-        .try_for_each(|(run, (mut fork, buf))| {
-            buf.clear();
-            let start = (run * per_run).min(rows);
-            let end = (start + per_run).min(rows);
-            for row in start..end {
-                write_row(fork.as_mut(), decoded, row, with_graph, buf)?;
-            }
-            Ok::<_, anyhow::Error>(())
-        })?;
-    Ok(runs)
+    Ok(buf)
 }
 
 fn write_row(
