@@ -54,62 +54,6 @@ fn entry(offset: usize, bytes: usize, code_len: u8) -> u64 {
     offset as u64 | (bytes as u64) << 32 | u64::from(code_len) << 40
 }
 
-/// Bytes of a symbol that its [`DecodeEntry`] holds itself.
-const INLINE_BYTES: usize = 14;
-
-/// A symbol as the decoder reads it: its bytes when they fit (nearly every
-/// word with its space does), else its offset in the arena (bytes 0..4,
-/// little-endian); then the number of its bytes (byte 14) and its code
-/// length (byte 15). Reading a token's bytes from the arena was a cache
-/// miss for nearly every rare word: in a profile of an export of BSBM 10M,
-/// three quarters of the decoder's time was spent waiting on it and on the
-/// table lookup before it; with the bytes in the entry, only the lookup is
-/// left.
-#[derive(Clone, Copy, Default)]
-#[repr(C, align(16))]
-struct DecodeEntry([u8; COPY]);
-
-impl DecodeEntry {
-    /// The entry of a symbol (see [`entry`]) whose bytes are in `arena`.
-    fn new(e: u64, arena: &[u8]) -> DecodeEntry {
-        let (offset, len, code_len) = (e as u32, (e >> 32) as u8, (e >> 40) as u8);
-        let mut bytes = [0u8; COPY];
-        if usize::from(len) <= INLINE_BYTES {
-            let offset = offset as usize;
-            bytes[..len.into()].copy_from_slice(&arena[offset..offset + usize::from(len)]);
-        } else {
-            bytes[..4].copy_from_slice(&offset.to_le_bytes());
-        }
-        bytes[INLINE_BYTES] = len;
-        bytes[INLINE_BYTES + 1] = code_len;
-        DecodeEntry(bytes)
-    }
-
-    /// The entry of a window whose code is longer than the primary table
-    /// indexes: no symbol, the code length to search from.
-    fn longer(code_len: u32) -> DecodeEntry {
-        let mut bytes = [0u8; COPY];
-        bytes[INLINE_BYTES + 1] = code_len as u8;
-        DecodeEntry(bytes)
-    }
-
-    #[inline]
-    fn len(self) -> usize {
-        self.0[INLINE_BYTES].into()
-    }
-
-    #[inline]
-    fn code_len(self) -> u32 {
-        self.0[INLINE_BYTES + 1].into()
-    }
-
-    /// Where a long token's bytes start in the arena.
-    #[inline]
-    fn offset(self) -> usize {
-        u32::from_le_bytes([self.0[0], self.0[1], self.0[2], self.0[3]]) as usize
-    }
-}
-
 /// A trained token code, ready to encode and decode. See the module comment.
 #[derive(Clone)]
 pub struct TokenCode {
@@ -121,15 +65,14 @@ pub struct TokenCode {
     codes: Vec<u32>,
     /// Token symbols for the encoder, see [`token_map`].
     tokens: FxHashMap<u64, u32>,
-    /// Indexed by the next [`PRIMARY_BITS`] bits: the [`DecodeEntry`] of the
-    /// symbol whose code they start with if it is that short, else only a
-    /// code length to start the canonical search from.
-    primary: Vec<DecodeEntry>,
+    /// Indexed by the next [`PRIMARY_BITS`] bits: the [`entry`] of the symbol
+    /// whose code they start with if it is that short, else only a code length
+    /// (bits 40..48) to start the canonical search from.
+    primary: Vec<u64>,
     /// Boxed to keep the struct small (it goes in enums).
     canonical: Box<Canonical>,
-    /// [`DecodeEntry`] of every symbol, in canonical order (code length,
-    /// symbol).
-    sorted: Vec<DecodeEntry>,
+    /// [`entry`] of every symbol, in canonical order (code length, symbol).
+    sorted: Vec<u64>,
 }
 
 /// The canonical code, per code length `l` (index 0 unused).
@@ -332,13 +275,13 @@ impl TokenCode {
             limit[l] = (code + count[l]) << (MAX_LEN as usize - l);
         }
         let mut next = offset;
-        let mut sorted = vec![DecodeEntry::default(); n];
+        let mut sorted = vec![0u64; n];
         let mut codes = vec![0u32; n];
         for (s, &l) in lengths.iter().enumerate() {
             let l = l as usize;
             let index = next[l];
             next[l] += 1;
-            sorted[index as usize] = DecodeEntry::new(symbols[s], &arena);
+            sorted[index as usize] = symbols[s];
             codes[s] = (first[l] + index - offset[l]) << 8 | l as u32;
         }
         let primary = (0..1u32 << PRIMARY_BITS)
@@ -352,7 +295,7 @@ impl TokenCode {
                     let l = l as usize;
                     sorted[(offset[l] + (window >> (MAX_LEN as usize - l)) - first[l]) as usize]
                 } else {
-                    DecodeEntry::longer(l)
+                    u64::from(l) << 40
                 }
             })
             .collect();
@@ -492,7 +435,7 @@ impl TokenCode {
             }
             let window = (buf >> (64 - MAX_LEN)) as u32;
             let mut e = self.primary[(window >> (MAX_LEN - PRIMARY_BITS)) as usize];
-            let mut l = e.code_len();
+            let mut l = (e >> 40) as u32 & 0xFF;
             if l > PRIMARY_BITS {
                 let c = &*self.canonical;
                 // The complete code makes limit[MAX_LEN] exceed every window.
@@ -506,13 +449,12 @@ impl TokenCode {
             }
             buf <<= l;
             bits -= l;
-            let len = e.len();
+            let (offset, len) = (e as u32 as usize, (e >> 32) as u8 as usize);
             if o + len > raw_len {
                 return None;
             }
-            dst[o..o + COPY].copy_from_slice(&e.0);
-            if len > INLINE_BYTES {
-                let offset = e.offset();
+            dst[o..o + COPY].copy_from_slice(&self.arena[offset..offset + COPY]);
+            if len > COPY {
                 dst[o..o + len].copy_from_slice(&self.arena[offset..offset + len]);
             }
             o += len;
