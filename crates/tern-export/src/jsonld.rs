@@ -6,15 +6,16 @@
 //! Expanded form by default. In compacted form (asked for with the media
 //! type's `profile` parameter) the node objects sit in `@graph` under a
 //! `@context` of the response's prefixes: IRIs are compact where a prefix
-//! fits, plain strings, canonical integers and booleans are bare JSON
-//! values, and other literals keep `@value` with a compact `@type`.
+//! fits, classes (`rdf:type` IRIs) are the node's `@type`, plain strings,
+//! canonical integers and booleans are bare JSON values, and other
+//! literals keep `@value` with a compact `@type`.
 
 use crate::escape::json_string;
 use crate::prefixes::Prefixes;
 use crate::statement::OpenStatement;
 use crate::term::{XSD_BOOLEAN, XSD_INTEGER, XSD_STRING};
 use crate::{FormatError, GraphWriter};
-use oxrdf::{LiteralRef, NamedOrBlankNodeRef, TermRef, TripleRef};
+use oxrdf::{LiteralRef, NamedNodeRef, NamedOrBlankNodeRef, TermRef, TripleRef};
 use std::sync::Arc;
 
 /// Prefix names a JSON-LD processor would take for an IRI's scheme (`urn:x`
@@ -23,6 +24,10 @@ const SCHEME_NAMES: &[&str] = &[
     "urn", "mailto", "tag", "data", "file", "tel", "doi", "info", "isbn", "uuid", "geo", "http",
     "https", "ftp",
 ];
+
+/// The key of a node's classes in compacted form. It takes the place of a
+/// predicate in the open statement: no IRI starts with `@`.
+const TYPE_KEY: &str = "@type";
 
 #[derive(Default)]
 pub struct JsonLdWriter {
@@ -133,8 +138,18 @@ impl GraphWriter for JsonLdWriter {
 
     fn triple(&mut self, out: &mut Vec<u8>, triple: TripleRef<'_>) -> Result<(), FormatError> {
         let same_subject = self.node.same_subject(triple.subject);
-        let predicate = triple.predicate.as_str();
-        if same_subject && self.node.same_predicate(triple.predicate) {
+        // In compacted form a class is the node's `@type`, as JSON-LD
+        // writes it (a blank node or literal object stays under `rdf:type`).
+        let class = self.compact.is_some()
+            && triple.predicate == oxrdf::vocab::rdf::TYPE
+            && matches!(triple.object, TermRef::NamedNode(_));
+        let key = if class {
+            NamedNodeRef::new_unchecked(TYPE_KEY)
+        } else {
+            triple.predicate
+        };
+        let predicate = key.as_str();
+        if same_subject && self.node.same_predicate(key) {
             out.push(b',');
         } else {
             if !same_subject || self.has_key(predicate) {
@@ -152,16 +167,21 @@ impl GraphWriter for JsonLdWriter {
                     }
                 }
                 out.extend_from_slice(b"\",\"");
-                self.node.start(triple.subject, triple.predicate);
+                self.node.start(triple.subject, key);
             } else {
                 out.extend_from_slice(b"],\"");
-                self.node.set_predicate(triple.predicate);
+                self.node.set_predicate(key);
             }
             self.iri(out, predicate);
             out.extend_from_slice(b"\":[");
             self.add_key(predicate);
         }
         match triple.object {
+            TermRef::NamedNode(n) if class => {
+                out.push(b'"');
+                self.iri(out, n.as_str());
+                out.push(b'"');
+            }
             TermRef::NamedNode(n) => {
                 out.extend_from_slice(b"{\"@id\":\"");
                 self.iri(out, n.as_str());

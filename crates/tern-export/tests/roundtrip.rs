@@ -305,6 +305,12 @@ fn graph_formats_parse_back_to_the_same_graph() {
                 profile: oxrdfio::JsonLdProfileSet::empty(),
             },
         ),
+        (
+            GraphFormat::JsonLdCompacted,
+            oxrdfio::RdfFormat::JsonLd {
+                profile: oxrdfio::JsonLdProfileSet::empty(),
+            },
+        ),
     ] {
         assert_parses_to(
             &graph_output(format),
@@ -406,6 +412,12 @@ fn forked_graph_writers_write_the_same_graph() {
                 profile: oxrdfio::JsonLdProfileSet::empty(),
             },
         ),
+        (
+            GraphFormat::JsonLdCompacted,
+            oxrdfio::RdfFormat::JsonLd {
+                profile: oxrdfio::JsonLdProfileSet::empty(),
+            },
+        ),
     ] {
         // Runs cut inside a subject's and a predicate's triples, and forks
         // made before the writer wrote anything.
@@ -418,7 +430,50 @@ fn forked_graph_writers_write_the_same_graph() {
             assert_parses_to(&data, rdf_format, &expected, &what);
         }
     }
-    // Turtle, N-Triples and JSON-LD fork; RDF/XML does not (a triple can
-    // fail there).
-    assert_eq!(forked, 18);
+    // Turtle, N-Triples and JSON-LD (both forms) fork; RDF/XML does not (a
+    // triple can fail there).
+    assert_eq!(forked, 24);
+}
+
+#[test]
+fn compacted_json_ld_gives_classes_as_the_node_type() {
+    let out = String::from_utf8(graph_output(GraphFormat::JsonLdCompacted)).unwrap();
+    assert!(out.contains("\"@type\":[\"ex:Tern\"]"), "{out}");
+    // A class that is a blank node stays a property: `@type` holds IRIs.
+    let mut writer = GraphFormat::JsonLdCompacted.writer(Prefixes::well_known());
+    let mut out = Vec::new();
+    writer.header(&mut out);
+    let subject = NamedNode::new_unchecked("http://example.org/ns#a");
+    for class in [
+        Term::from(NamedNode::new_unchecked("http://example.org/ns#C")),
+        Term::from(BlankNode::new_unchecked("c")),
+    ] {
+        let triple = Triple::new(subject.clone(), oxrdf::vocab::rdf::TYPE, class);
+        writer.triple(&mut out, triple.as_ref()).unwrap();
+    }
+    writer.footer(&mut out);
+    let text = String::from_utf8(out.clone()).unwrap();
+    assert!(
+        text.contains("\"@type\":[\"http://example.org/ns#C\"]"),
+        "{text}"
+    );
+    assert!(text.contains(":type\":[{\"@id\":\"_:c\"}]"), "{text}");
+    let expected: Graph = [
+        Triple::new(
+            subject.clone(),
+            oxrdf::vocab::rdf::TYPE,
+            NamedNode::new_unchecked("http://example.org/ns#C"),
+        ),
+        Triple::new(
+            subject,
+            oxrdf::vocab::rdf::TYPE,
+            BlankNode::new_unchecked("c"),
+        ),
+    ]
+    .into_iter()
+    .collect();
+    let json_ld = oxrdfio::RdfFormat::JsonLd {
+        profile: oxrdfio::JsonLdProfileSet::empty(),
+    };
+    assert_parses_to(&out, json_ld, &expected, "classes");
 }
