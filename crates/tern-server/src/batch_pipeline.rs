@@ -21,9 +21,10 @@
 //! and its bytes (about 4 + 4 MB for 16K rows of BSBM).
 
 use crate::parallel_write::write_rows;
+use crate::pool_job::PoolJob;
 use rayon::{ThreadPool, ThreadPoolBuilder};
 use std::collections::VecDeque;
-use std::sync::{mpsc, OnceLock};
+use std::sync::OnceLock;
 use tern_engine::{EngineError, RowBatch};
 use tern_export::{FormatError, SolutionsWriter};
 
@@ -34,8 +35,6 @@ pub struct WrittenBatch {
     /// A row the writer could not write (RDF/XML): the result is cut there.
     pub failure: Option<FormatError>,
 }
-
-type Outcome = std::thread::Result<Result<WrittenBatch, EngineError>>;
 
 /// Why no more batches are started.
 pub enum End {
@@ -51,7 +50,7 @@ pub enum End {
 /// ended once it has.
 #[derive(Default)]
 pub struct BatchPipeline {
-    in_flight: VecDeque<mpsc::Receiver<Outcome>>,
+    in_flight: VecDeque<PoolJob<Result<WrittenBatch, EngineError>>>,
     ended: Option<End>,
     /// Batches started: the next one goes to lane `started % lanes`.
     started: usize,
@@ -75,8 +74,8 @@ fn lanes() -> &'static [ThreadPool] {
 }
 
 impl BatchPipeline {
-    /// Whether a batch per core and one more are in flight (the one more
-    /// keeps the cores busy while the producer hands bytes on).
+    /// Whether a batch per core is in flight. (One more, so that each lane
+    /// has the next queued, was faster but held more than an export may.)
     pub fn is_full(&self) -> bool {
         self.in_flight.len() >= rayon::current_num_threads().clamp(1, 16)
     }
@@ -92,36 +91,18 @@ impl BatchPipeline {
         self.ended = Some(end);
     }
 
-    /// Starts decoding and writing `batch` with `fork` on the pool.
+    /// Starts decoding and writing `batch` with `fork` on the next lane.
     pub fn start(&mut self, batch: RowBatch, mut fork: Box<dyn SolutionsWriter>) {
-        let (tx, rx) = mpsc::sync_channel(1);
-        let job = move || {
-            // A panic in a job spawned on the pool would abort the process:
-            // it is caught here and raised again on the query's thread,
-            // where the scheduler catches a query's panics.
-            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-                write_batch(batch, fork.as_mut())
-            }));
-            // The query may be gone (its client left): nobody waits then.
-            let _ = tx.send(outcome);
-        };
         let lanes = lanes();
-        match lanes.get(self.started % lanes.len().max(1)) {
-            Some(lane) => lane.spawn(job),
-            None => rayon::spawn(job),
-        }
+        let lane = (!lanes.is_empty()).then(|| &lanes[self.started % lanes.len()]);
+        let job = PoolJob::spawn(lane, move || write_batch(batch, fork.as_mut()));
         self.started += 1;
-        self.in_flight.push_back(rx);
+        self.in_flight.push_back(job);
     }
 
     /// The oldest batch once it is written; `None` when none is in flight.
     pub fn next(&mut self) -> Option<Result<WrittenBatch, EngineError>> {
-        let oldest = self.in_flight.pop_front()?;
-        Some(match oldest.recv() {
-            Ok(Ok(written)) => written,
-            Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            Err(mpsc::RecvError) => panic!("a batch written on the pool was dropped unanswered"),
-        })
+        self.in_flight.pop_front().map(PoolJob::wait)
     }
 
     /// Why no more batches start, once every batch before is handed on.

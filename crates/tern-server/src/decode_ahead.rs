@@ -6,37 +6,22 @@
 //! work); with the next batch decoded on the pool meanwhile, each step
 //! fills the gaps the other leaves.
 
-use std::sync::mpsc;
+use crate::pool_job::PoolJob;
 use tern_engine::{EngineError, RowBatch};
 
-type Decoded = std::thread::Result<Result<RowBatch, EngineError>>;
-
 /// A batch being decoded on the pool.
-pub struct DecodeAhead(mpsc::Receiver<Decoded>);
+pub struct DecodeAhead(PoolJob<Result<RowBatch, EngineError>>);
 
 impl DecodeAhead {
     /// Starts decoding `batch` on the pool.
     pub fn start(mut batch: RowBatch) -> DecodeAhead {
-        let (tx, rx) = mpsc::sync_channel(1);
-        rayon::spawn(move || {
-            // A panic in a job spawned on the pool would abort the
-            // process: it is caught here and raised again on the query's
-            // own thread, where the scheduler catches a query's panics.
-            let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-                batch.prepare().map(|()| batch)
-            }));
-            // The query may be gone (its client left): nobody waits then.
-            let _ = tx.send(decoded);
-        });
-        DecodeAhead(rx)
+        DecodeAhead(PoolJob::spawn(None, move || {
+            batch.prepare().map(|()| batch)
+        }))
     }
 
     /// The decoded batch, once it is.
     pub fn wait(self) -> Result<RowBatch, EngineError> {
-        match self.0.recv() {
-            Ok(Ok(decoded)) => decoded,
-            Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            Err(mpsc::RecvError) => panic!("a batch decoded ahead was dropped unanswered"),
-        }
+        self.0.wait()
     }
 }

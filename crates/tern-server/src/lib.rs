@@ -32,6 +32,7 @@ mod multipart;
 mod negotiate;
 mod paging;
 mod parallel_write;
+mod pool_job;
 mod producer;
 mod protocol;
 mod scheduler;

@@ -602,7 +602,6 @@ impl Producing {
                                 if let Some(room) = room.filter(|&r| (batch.len() as u64) > r) {
                                     rows.hand_back(batch.split_off(room as usize));
                                 }
-
                                 // A long batch is decoded whole, in
                                 // vocabulary order, before its rows are
                                 // written.

@@ -283,7 +283,6 @@ fn for_each_written_window(
         })
         .collect::<Result<Vec<_>, _>>()
         .context("starting the dump's threads")?;
-    let columns = if with_graph { 4 } else { 3 };
     // Windows in flight, oldest first: each one's bytes once written.
     let (tx, rx) = std::sync::mpsc::sync_channel::<std::sync::mpsc::Receiver<Result<Vec<u8>>>>(
         lanes.len() - 1,
@@ -302,7 +301,7 @@ fn for_each_written_window(
                     // A panic in a pool's job would abort the process: it
                     // is reported as the dump's error instead.
                     let bytes = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        write_window(&snapshot, &window, columns, fork.as_mut())
+                        write_window(&snapshot, &window, with_graph, fork.as_mut())
                     }))
                     .unwrap_or_else(|_| {
                         Err(anyhow::anyhow!("writing a window of the dump panicked"))
@@ -329,21 +328,23 @@ fn for_each_written_window(
     })
 }
 
-/// Decodes the first `columns` columns of `window` whole (the vocabulary
-/// is then read in its own order) and writes its rows with `writer`.
+/// Decodes the columns of `window` it writes whole (the vocabulary is then
+/// read in its own order) and writes its rows with `writer`: the graph too
+/// if `with_graph`.
 fn write_window(
     snapshot: &Snapshot,
     window: &[Vec<Id>; 4],
-    columns: usize,
+    with_graph: bool,
     writer: &mut dyn GraphWriter,
 ) -> Result<Vec<u8>> {
+    let columns = if with_graph { 4 } else { 3 };
     let decoded: Vec<TermRefs> = window[..columns]
         .iter()
         .map(|ids| snapshot.term_refs(ids))
         .collect::<Result<_, _>>()?;
     let mut buf = Vec::new();
     for row in 0..decoded[0].len() {
-        write_row(writer, &decoded, row, columns == 4, &mut buf)?;
+        write_row(writer, &decoded, row, with_graph, &mut buf)?;
     }
     Ok(buf)
 }
