@@ -103,12 +103,17 @@ fn main() -> ExitCode {
         }
         _ => {}
     }
-    if matches!(cli.command, Command::Serve(_) | Command::Load(_)) {
-        // Before any thread exists: the rayon pool and the main thread
-        // below are threads too. A load with one arena per sorting thread
-        // peaked anywhere from 68 to 96 MiB under a 48 MiB budget (each
-        // arena keeps what its thread freed).
-        malloc::single_arena();
+    // Before any thread exists: the rayon pool and the main thread below
+    // are threads too. A load with one arena per sorting thread peaked
+    // anywhere from 68 to 96 MiB under a 48 MiB budget (each arena keeps
+    // what its thread freed); the server writes exports on every core, one
+    // arena each (see `malloc.rs`).
+    match cli.command {
+        Command::Load(_) => malloc::limit_arenas(1),
+        Command::Serve(_) => malloc::limit_arenas(
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+        ),
+        _ => {}
     }
     // Parsing, planning and running a query recurse on its structure; the
     // engine bounds the depth, and these threads have the stack for it.

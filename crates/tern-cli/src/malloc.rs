@@ -1,22 +1,31 @@
 //! How the server asks the C allocator to hold memory.
 //!
-//! glibc gives each thread that allocates its own arena. Exporting a large
-//! result moves buffers between threads all the time: vocabulary blocks
-//! decoded on one core are evicted by another, and chunks made by the
-//! producer are freed by the network thread. Every arena then keeps freed
-//! memory of its own, and the server grew 10-15 MB more during a full export
-//! of BSBM 10M than with one arena (JSON + gzip: +99 MB against +88 MB over
-//! idle), for about 2% of the export's speed. Only allocations over 1 KiB
-//! come here; small objects are mimalloc's (`allocator.rs`).
+//! glibc gives each thread that allocates its own arena, up to eight per
+//! core. Exporting a large result moves buffers between threads all the
+//! time: vocabulary blocks decoded on one core are evicted by another, and
+//! chunks made by the producer are freed by the network thread. Every arena
+//! then keeps freed memory of its own, and the server grew 10-15 MB more
+//! during a full export of BSBM 10M than with a few arenas. With one arena,
+//! though, the cores that write an export in parallel (one lane each) take
+//! turns on its lock for every decoded block: 8% of a Turtle export's
+//! samples were threads waiting for it or waking each other, and a TSV
+//! export of BSBM 10M ran at 468-512 MB/s against 600-612 with two arenas
+//! on two cores (+5 MB of RSS). So the server has one arena per core and a
+//! load, whose sorting threads each kept their own, has one. Only
+//! allocations over 1 KiB come here; small objects are mimalloc's
+//! (`allocator.rs`).
 
-/// One malloc arena for the whole process; call before threads start.
-pub fn single_arena() {
+/// At most `arenas` malloc arenas for the whole process; call before
+/// threads start.
+pub fn limit_arenas(arenas: usize) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes the allocator's tuning; it is called
     // before any other thread exists.
     unsafe {
-        libc::mallopt(libc::M_ARENA_MAX, 1);
+        libc::mallopt(libc::M_ARENA_MAX, arenas.clamp(1, 64) as libc::c_int);
     }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    let _ = arenas;
 }
 
 /// Hands freed memory back to the system when the process holds

@@ -442,7 +442,8 @@ impl Vocabulary {
                 }
                 *r = (last.1, (long_index - self.long.firsts[block]) as u32);
             }
-            blocks.extend(self.fetch(&ids[main_slots..])?);
+            // Not kept, as when copying (see `sorted::copy_long_round`).
+            blocks.extend(self.fetch_keeping(&ids[main_slots..], false)?);
         }
         Ok(Keys(KeyStore::Blocks { blocks, refs }))
     }
