@@ -360,13 +360,20 @@ impl BlockDecoder {
     }
 
     pub fn decode(&self, block: &[u8], entries: usize) -> Option<DecodedBlock> {
+        self.with_front_coded(block, |raw| DecodedBlock::from_front_coded(raw, entries))
+            .flatten()
+    }
+
+    /// Calls `with` on the keys of `block` front-coded, as they were before
+    /// compression; `None` if the block does not decompress.
+    pub fn with_front_coded<R>(&self, block: &[u8], with: impl FnOnce(&[u8]) -> R) -> Option<R> {
         let raw_len = u32::from_le_bytes(block.get(..4)?.try_into().ok()?) as usize;
         if let Some(code) = &self.tokens {
             let mut raw = self.token_buffers.lock().unwrap().pop().unwrap_or_default();
             raw.clear();
             let decoded = code
                 .decode(&block[4..], raw_len, &mut raw)
-                .and_then(|()| DecodedBlock::from_front_coded(&raw, entries));
+                .map(|()| with(&raw));
             if raw.capacity() <= KEPT_BUFFER_BYTES {
                 self.token_buffers.lock().unwrap().push(raw);
             }
@@ -382,7 +389,7 @@ impl BlockDecoder {
         let (dictionary, out) = buffer.split_at_mut(dictionary_len);
         let out = &mut out[..raw_len];
         let decoded = match context.decompress_using_dict(out, &block[4..], dictionary) {
-            Ok(n) if n == raw_len => DecodedBlock::from_front_coded(out, entries),
+            Ok(n) if n == raw_len => Some(with(out)),
             _ => None,
         };
         if buffer.len() > dictionary_len + KEPT_BUFFER_BYTES {
@@ -427,7 +434,7 @@ impl Data {
 }
 
 impl DecodedBlock {
-    fn from_front_coded(raw: &[u8], entries: usize) -> Option<DecodedBlock> {
+    pub fn from_front_coded(raw: &[u8], entries: usize) -> Option<DecodedBlock> {
         // First pass: the expanded size, so that the keys are copied once into
         // a buffer of the right size.
         let (mut pos, mut total, mut longs) = (0, 0usize, 0);

@@ -15,10 +15,13 @@
 //!   long keys whole, in order; a token-coded section one key to a block,
 //!   so that a lookup decodes only the key it asks for.
 //!
-//! Everything is read through mmap; decoded blocks are kept in a cache with a
-//! memory budget (see [`Vocabulary::set_cache_budget`]).
+//! Everything is read through mmap; decoded blocks are kept within a memory
+//! budget (see [`Vocabulary::set_cache_budget`]), a quarter of it as blocks
+//! with their keys expanded, the rest as main blocks front-coded (zstd
+//! undone), which copying many keys at once walks without expanding.
 
 mod block;
+mod front_coded_walk;
 mod kinds;
 mod reader;
 mod token_code;

@@ -1,14 +1,18 @@
 //! Many keys at once, read in vocabulary order: the indexes asked for are
-//! sorted, the blocks they lie in are decoded a round at a time (in
+//! sorted, the blocks they lie in are fetched a round at a time (in
 //! parallel, through the cache) and the keys copied out before the next
-//! round. A column of a large result (the objects of a scan) names terms
+//! round, by a walk through each block's front coding unless the block is
+//! cached expanded. A column of a large result (the objects of a scan) names terms
 //! from all over the vocabulary; asked one slice at a time, each slice
 //! decodes a block per key once the vocabulary outgrows the cache, while
 //! asked whole and in order, a block serves every key of the column that
 //! lies in it.
 
+use super::super::front_coded_walk::FrontCodedWalk;
 use super::{DecodedBlock, Result, Vocabulary};
 use crate::error::IndexError;
+use rayon::prelude::*;
+use std::sync::Arc;
 
 /// Keys from which [`Vocabulary::key_refs`] reads in vocabulary order.
 /// Borrowing keys from their blocks instead holds every block a column
@@ -136,21 +140,51 @@ impl Vocabulary {
             block_of.push((blocks.len() - 1) as u32);
             end += 1;
         }
-        let decoded = self.fetch(&blocks)?;
+        let fetched = self.fetch_for_copy(&blocks)?;
         let mut long: Vec<Wanted> = Vec::new();
+        let mut walk: Option<(u32, FrontCodedWalk)> = None;
+        let mut key_buffer = Vec::new();
         for (w, &slot) in distinct[at..end].iter().zip(&block_of) {
             let block = blocks[slot as usize];
             let entry = (w.index - self.main.firsts[block]) as usize;
-            let decoded = &decoded[slot as usize];
-            match decoded.long_rank(entry) {
-                Some(rank) => long.push(Wanted {
+            let long_rank = match &fetched[slot as usize] {
+                BlockKeys::Expanded(decoded) => {
+                    let rank = decoded.long_rank(entry);
+                    if rank.is_none() {
+                        copy_entry(copied, w.position, decoded, entry)?;
+                    }
+                    rank
+                }
+                BlockKeys::FrontCoded(front_coded) => {
+                    // Entries ascend within a block: one walk serves them all.
+                    if walk.as_ref().is_none_or(|(s, _)| *s != slot) {
+                        if let Some((_, done)) = walk.take() {
+                            key_buffer = done.into_buffer();
+                        }
+                        let entries = self.main_entries(block);
+                        let buffer = std::mem::take(&mut key_buffer);
+                        walk = Some((slot, FrontCodedWalk::new(front_coded, entries, buffer)));
+                    }
+                    let (_, walking) = walk.as_mut().expect("walk started");
+                    let found = walking.entry(entry).ok_or_else(|| {
+                        self.corrupt(super::BLOCKS_FILE, format!("block {block} does not decode"))
+                    })?;
+                    if found.long_rank.is_none() {
+                        let text = std::str::from_utf8(found.key).is_ok();
+                        copy(copied, w.position, found.key, text)?;
+                    }
+                    found.long_rank
+                }
+            };
+            if let Some(rank) = long_rank {
+                long.push(Wanted {
                     position: w.position,
                     index: self.first_longs[block] + u64::from(rank),
-                }),
-                None => copy(copied, w.position, decoded, entry)?,
+                });
             }
         }
-        drop(decoded);
+        drop(walk);
+        drop(fetched);
         // Long keys come in the order of their stubs, which is theirs.
         let mut k = 0;
         while k < long.len() {
@@ -193,22 +227,74 @@ impl Vocabulary {
         for (w, &slot) in long[at..end].iter().zip(&block_of) {
             let block = ids[slot as usize] - main_blocks;
             let entry = (w.index - self.long.firsts[block]) as usize;
-            copy(copied, w.position, &decoded[slot as usize], entry)?;
+            copy_entry(copied, w.position, &decoded[slot as usize], entry)?;
         }
         Ok(end)
     }
 }
 
-/// Appends entry `entry` of `block` for position `position`.
-fn copy(copied: &mut CopiedKeys, position: u32, block: &DecodedBlock, entry: usize) -> Result<()> {
-    // Text (the block UTF-8, the key whole characters) is not checked again.
-    let key = match block.key_str(entry) {
-        Some(key) => key.as_bytes(),
-        None => {
-            copied.text = false;
-            block.key(entry)
+/// A main block to copy keys from: expanded if the cache of expanded blocks
+/// holds it, else front-coded.
+enum BlockKeys {
+    Expanded(Arc<DecodedBlock>),
+    FrontCoded(Arc<[u8]>),
+}
+
+impl Vocabulary {
+    /// Main blocks `ids` to copy keys from. Blocks missing from both caches
+    /// are read and decompressed (in parallel when there are many) and
+    /// their front coding cached, not their expanded keys: copying walks to
+    /// the few keys it wants in each, and a block expanded for them would
+    /// take three times the memory.
+    fn fetch_for_copy(&self, ids: &[usize]) -> Result<Vec<BlockKeys>> {
+        let mut out: Vec<Option<BlockKeys>> = Vec::with_capacity(ids.len());
+        {
+            let mut cache = self.cache.lock().unwrap();
+            out.extend(ids.iter().map(|&id| cache.get(id).map(BlockKeys::Expanded)));
         }
-    };
+        let mut misses = Vec::new();
+        {
+            let mut front_coded = self.front_coded.lock().unwrap();
+            for (k, &id) in ids.iter().enumerate() {
+                if out[k].is_none() {
+                    match front_coded.get(id) {
+                        Some(block) => out[k] = Some(BlockKeys::FrontCoded(block)),
+                        None => misses.push(k),
+                    }
+                }
+            }
+        }
+        let read = |&k: &usize| self.read_front_coded(ids[k], true);
+        let read: Vec<Result<Arc<[u8]>>> = if misses.len() >= super::PARALLEL_DECODE {
+            misses.par_iter().map(read).collect()
+        } else {
+            misses.iter().map(read).collect()
+        };
+        for (&k, block) in misses.iter().zip(read) {
+            out[k] = Some(BlockKeys::FrontCoded(block?));
+        }
+        Ok(out.into_iter().map(|b| b.expect("fetched")).collect())
+    }
+}
+
+/// Appends entry `entry` of `block` for position `position`.
+fn copy_entry(
+    copied: &mut CopiedKeys,
+    position: u32,
+    block: &DecodedBlock,
+    entry: usize,
+) -> Result<()> {
+    // Text (the block UTF-8, the key whole characters) is not checked again.
+    match block.key_str(entry) {
+        Some(key) => copy(copied, position, key.as_bytes(), true),
+        None => copy(copied, position, block.key(entry), false),
+    }
+}
+
+/// Appends `key` for position `position`; `text` if it is known to be
+/// UTF-8.
+fn copy(copied: &mut CopiedKeys, position: u32, key: &[u8], text: bool) -> Result<()> {
+    copied.text &= text;
     let start = copied.bytes.len();
     copied.bytes.extend_from_slice(key);
     let end = copied.bytes.len();

@@ -1,0 +1,119 @@
+//! Keys read straight from a block's front coding (see
+//! [`FrontCoder`](super::block::FrontCoder)), forward, without expanding the
+//! block: a lookup of a few keys in a block costs a walk to them, where
+//! expanding it costs a pass to size it, a buffer, and every key copied.
+
+use crate::varint;
+
+/// A walk through one block's front-coded keys, in entry order.
+pub struct FrontCodedWalk<'a> {
+    raw: &'a [u8],
+    pos: usize,
+    /// Entries of the block, from the directory.
+    entries: usize,
+    /// The next entry to read.
+    next: usize,
+    /// Long entries read so far.
+    longs: u32,
+    key: Vec<u8>,
+}
+
+/// An entry met on a walk.
+pub struct WalkedEntry<'w> {
+    /// The key as stored: the key, or the stub of a long key.
+    pub key: &'w [u8],
+    /// For a long key, its rank among the block's long keys.
+    pub long_rank: Option<u32>,
+}
+
+impl<'a> FrontCodedWalk<'a> {
+    /// A walk over a block of `entries` front-coded keys; `key` is a buffer
+    /// for the key at hand (its contents are dropped).
+    pub fn new(raw: &'a [u8], entries: usize, mut key: Vec<u8>) -> FrontCodedWalk<'a> {
+        key.clear();
+        FrontCodedWalk {
+            raw,
+            pos: 0,
+            entries,
+            next: 0,
+            longs: 0,
+            key,
+        }
+    }
+
+    /// Entry `entry`, which must come after every entry asked for before;
+    /// `None` past the block's entries or where the bytes are not a front
+    /// coding.
+    pub fn entry(&mut self, entry: usize) -> Option<WalkedEntry<'_>> {
+        if entry >= self.entries || entry < self.next {
+            return None;
+        }
+        let mut long = false;
+        while self.next <= entry {
+            let shared = varint::read(self.raw, &mut self.pos)? as usize;
+            let suffix = varint::read(self.raw, &mut self.pos)?;
+            let len = (suffix >> 1) as usize;
+            if shared > self.key.len() {
+                return None;
+            }
+            let bytes = self.raw.get(self.pos..self.pos.checked_add(len)?)?;
+            self.key.truncate(shared);
+            self.key.extend_from_slice(bytes);
+            self.pos += len;
+            long = suffix & 1 == 1;
+            self.longs += u32::from(long);
+            self.next += 1;
+        }
+        Some(WalkedEntry {
+            key: &self.key,
+            long_rank: long.then(|| self.longs - 1),
+        })
+    }
+
+    /// The key buffer, for the next walk.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.key
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::block::FrontCoder;
+    use super::*;
+
+    #[test]
+    fn walks_to_the_entries_asked_for_with_long_ranks() {
+        let keys: [(&[u8], bool); 5] = [
+            (b"\x01http://a/", false),
+            (b"\x01http://a/b", false),
+            (b"\x02abcdefgh", true),
+            (b"\x02abcz", true),
+            (b"\x02b", false),
+        ];
+        let mut coder = FrontCoder::default();
+        for (key, long) in keys {
+            coder.push(key, long);
+        }
+        let raw = coder.take();
+        let mut walk = FrontCodedWalk::new(&raw, keys.len(), Vec::new());
+        let e = walk.entry(1).unwrap();
+        assert_eq!((e.key, e.long_rank), (keys[1].0, None));
+        let e = walk.entry(3).unwrap();
+        assert_eq!((e.key, e.long_rank), (keys[3].0, Some(1)));
+        assert!(walk.entry(3).is_none(), "backwards");
+        let e = walk.entry(4).unwrap();
+        assert_eq!((e.key, e.long_rank), (keys[4].0, None));
+        assert!(walk.entry(5).is_none(), "past the block");
+        let mut walk = FrontCodedWalk::new(&raw, keys.len(), walk.into_buffer());
+        let e = walk.entry(2).unwrap();
+        assert_eq!((e.key, e.long_rank), (keys[2].0, Some(0)));
+    }
+
+    #[test]
+    fn rejects_bytes_that_are_not_a_front_coding() {
+        // Shares 5 bytes with a key of none; then a suffix past the end.
+        for raw in [vec![5, 2, b'a'], vec![0, 20, b'a']] {
+            assert!(FrontCodedWalk::new(&raw, 1, Vec::new()).entry(0).is_none());
+        }
+    }
+}
