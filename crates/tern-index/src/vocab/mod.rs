@@ -16,9 +16,9 @@
 //!   so that a lookup decodes only the key it asks for.
 //!
 //! Everything is read through mmap; decoded blocks are kept within a memory
-//! budget (see [`Vocabulary::set_cache_budget`]), a quarter of it as blocks
-//! with their keys expanded, the rest as main blocks front-coded (zstd
-//! undone), which copying many keys at once walks without expanding.
+//! budget (see [`Vocabulary::set_cache_budget`]), each in the form its
+//! last user wanted: keys expanded, or front-coded (zstd undone) for copying
+//! many keys at once, which walks to them without expanding the block.
 
 mod block;
 mod front_coded_walk;

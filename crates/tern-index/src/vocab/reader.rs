@@ -16,22 +16,11 @@ use std::sync::{Arc, Mutex};
 mod block_cache;
 mod sorted;
 
-use block_cache::BlockCache;
+use block_cache::{BlockCache, Cached};
 
 /// Memory for decoded blocks, by default: the whole vocabulary of BSBM 1M
 /// (60 MB of keys) stays decoded during a full export.
 pub const DEFAULT_CACHE_BYTES: usize = 128 << 20;
-
-/// Share of the cache budget (in percent) for blocks with their keys
-/// expanded, which lookups of a few keys and searches borrow from; the rest
-/// keeps main blocks front-coded, as stored but with zstd undone, which
-/// copying many keys walks (`sorted.rs`) and from which a block is
-/// expanded again without zstd. Keys expanded take three times the memory
-/// of their front coding (BSBM 10M: 226 MB against 76 MB for the main
-/// section), so a 64 MiB budget all expanded held 28% of the main blocks.
-/// On a full export of BSBM 10M, this split ran at the speed of the
-/// budget all expanded, with 15-19 MB less RSS in every format.
-const EXPANDED_SHARE: usize = 25;
 
 /// Blocks missing from the cache that one lookup decodes in parallel, at
 /// least: waking rayon's threads costs as much as decoding a few blocks.
@@ -58,11 +47,9 @@ pub struct Vocabulary {
     long_offsets: Vec<u64>,
     directory_bytes: u64,
     dictionary_bytes: u64,
-    /// Decoded blocks: main blocks first, then long blocks.
-    cache: Mutex<BlockCache<DecodedBlock>>,
-    /// Main blocks as stored, front-coded (zstd undone): see
-    /// [`EXPANDED_SHARE`].
-    front_coded: Mutex<BlockCache<[u8]>>,
+    /// Decoded blocks, expanded or front-coded (see `block_cache.rs`):
+    /// main blocks first, then long blocks.
+    cache: Mutex<BlockCache>,
     /// Each entry's kind, for sorting by ID.
     kinds: KindRuns,
 }
@@ -263,11 +250,7 @@ impl Vocabulary {
             long_offsets,
             cache: Mutex::new(BlockCache::new(
                 block_count + long_block_count,
-                expanded_budget(DEFAULT_CACHE_BYTES),
-            )),
-            front_coded: Mutex::new(BlockCache::new(
-                block_count,
-                DEFAULT_CACHE_BYTES - expanded_budget(DEFAULT_CACHE_BYTES),
+                DEFAULT_CACHE_BYTES,
             )),
         })
     }
@@ -308,25 +291,17 @@ impl Vocabulary {
     /// Sets the memory for decoded blocks (default [`DEFAULT_CACHE_BYTES`]);
     /// blocks over the budget are dropped, least recently used first (roughly).
     pub fn set_cache_budget(&self, bytes: usize) {
-        self.cache
-            .lock()
-            .unwrap()
-            .set_budget(expanded_budget(bytes));
-        self.front_coded
-            .lock()
-            .unwrap()
-            .set_budget(bytes - expanded_budget(bytes));
+        self.cache.lock().unwrap().set_budget(bytes);
     }
 
     /// Memory held by decoded blocks now.
     pub fn cache_bytes(&self) -> usize {
-        self.cache.lock().unwrap().bytes() + self.front_coded.lock().unwrap().bytes()
+        self.cache.lock().unwrap().bytes()
     }
 
     /// Drops every decoded block (for measuring cold lookups).
     pub fn clear_cache(&self) {
         self.cache.lock().unwrap().clear();
-        self.front_coded.lock().unwrap().clear();
     }
 
     fn corrupt(&self, file: &str, reason: String) -> IndexError {
@@ -337,43 +312,42 @@ impl Vocabulary {
     }
 
     /// Decodes block `id`: a main block, or long block `id - block_count()`.
-    /// A main block comes from its front coding if that is cached, and its
-    /// front coding is cached if `keep`.
-    fn decode(&self, id: usize, keep: bool) -> Result<DecodedBlock> {
+    fn decode(&self, id: usize) -> Result<DecodedBlock> {
         let main_blocks = self.main.blocks();
-        if id >= main_blocks {
+        let (file, bytes, decoder, firsts, offsets, block) = if id < main_blocks {
+            let offsets = &self.offsets;
+            (
+                BLOCKS_FILE,
+                &self.blocks,
+                &self.main_decoder,
+                &self.main.firsts,
+                offsets,
+                id,
+            )
+        } else {
+            let offsets = &self.long_offsets;
             let block = id - main_blocks;
-            let entries = (self.long.firsts[block + 1] - self.long.firsts[block]) as usize;
-            return self
-                .long_blocks
-                .read(
-                    self.long_offsets[block]..self.long_offsets[block + 1],
-                    |b| self.long_decoder.decode(b, entries),
-                )?
-                .ok_or_else(|| {
-                    self.corrupt(LONG_BLOCKS_FILE, format!("block {block} does not decode"))
-                });
-        }
-        let entries = self.main_entries(id);
-        let corrupt = || self.corrupt(BLOCKS_FILE, format!("block {id} does not decode"));
-        let cached = self.front_coded.lock().unwrap().get(id);
-        if let Some(front_coded) = cached {
-            return DecodedBlock::from_front_coded(&front_coded, entries).ok_or_else(corrupt);
-        }
-        let (decoded, front_coded) = self
-            .blocks
-            .read(self.offsets[id]..self.offsets[id + 1], |b| {
-                self.main_decoder.with_front_coded(b, |raw| {
-                    let decoded = DecodedBlock::from_front_coded(raw, entries);
-                    (decoded, keep.then(|| Arc::<[u8]>::from(raw)))
-                })
+            (
+                LONG_BLOCKS_FILE,
+                &self.long_blocks,
+                &self.long_decoder,
+                &self.long.firsts,
+                offsets,
+                block,
+            )
+        };
+        let entries = (firsts[block + 1] - firsts[block]) as usize;
+        bytes
+            .read(offsets[block]..offsets[block + 1], |b| {
+                decoder.decode(b, entries)
             })?
-            .ok_or_else(corrupt)?;
-        let decoded = decoded.ok_or_else(corrupt)?;
-        if let Some(front_coded) = front_coded {
-            self.front_coded.lock().unwrap().insert(id, &front_coded);
-        }
-        Ok(decoded)
+            .ok_or_else(|| self.corrupt(file, format!("block {block} does not decode")))
+    }
+
+    /// Main block `id` expanded from its front coding.
+    fn expand(&self, id: usize, front_coded: &[u8]) -> Result<DecodedBlock> {
+        DecodedBlock::from_front_coded(front_coded, self.main_entries(id))
+            .ok_or_else(|| self.corrupt(BLOCKS_FILE, format!("block {id} does not decode")))
     }
 
     /// Entries of main block `id`.
@@ -392,7 +366,8 @@ impl Vocabulary {
             })?
             .ok_or_else(|| self.corrupt(BLOCKS_FILE, format!("block {id} does not decode")))?;
         if keep {
-            self.front_coded.lock().unwrap().insert(id, &front_coded);
+            let cached = Cached::FrontCoded(front_coded.clone());
+            self.cache.lock().unwrap().insert(id, cached);
         }
         Ok(front_coded)
     }
@@ -407,31 +382,44 @@ impl Vocabulary {
     /// `keep`.
     fn fetch_keeping(&self, ids: &[usize], keep: bool) -> Result<Vec<Arc<DecodedBlock>>> {
         let mut out = Vec::with_capacity(ids.len());
-        let mut misses = Vec::new();
+        // Blocks to decode, with their front coding if it is cached.
+        let mut misses: Vec<(usize, Option<Arc<[u8]>>)> = Vec::new();
         {
             let mut cache = self.cache.lock().unwrap();
             for (k, &id) in ids.iter().enumerate() {
-                let hit = cache.get(id);
-                if hit.is_none() {
-                    misses.push(k);
+                match cache.get(id) {
+                    Some(Cached::Expanded(block)) => out.push(Some(block)),
+                    Some(Cached::FrontCoded(front_coded)) => {
+                        misses.push((k, Some(front_coded)));
+                        out.push(None);
+                    }
+                    None => {
+                        misses.push((k, None));
+                        out.push(None);
+                    }
                 }
-                out.push(hit);
             }
         }
         if !misses.is_empty() {
-            let decode = |&k: &usize| self.decode(ids[k], keep).map(Arc::new);
+            let decode = |(k, front_coded): &(usize, Option<Arc<[u8]>>)| {
+                match front_coded {
+                    Some(front_coded) => self.expand(ids[*k], front_coded),
+                    None => self.decode(ids[*k]),
+                }
+                .map(Arc::new)
+            };
             let decoded: Vec<Result<Arc<DecodedBlock>>> = if misses.len() >= PARALLEL_DECODE {
                 misses.par_iter().map(decode).collect()
             } else {
                 misses.iter().map(decode).collect()
             };
             let mut cache = self.cache.lock().unwrap();
-            for (&k, block) in misses.iter().zip(decoded) {
+            for ((k, _), block) in misses.iter().zip(decoded) {
                 let block = block?;
                 if keep {
-                    cache.insert(ids[k], &block);
+                    cache.insert(ids[*k], Cached::Expanded(block.clone()));
                 }
-                out[k] = Some(block);
+                out[*k] = Some(block);
             }
         }
         Ok(out.into_iter().map(|b| b.expect("fetched")).collect())
@@ -564,11 +552,6 @@ impl Vocabulary {
             Ok(None)
         }
     }
-}
-
-/// The part of a cache budget of `bytes` for expanded blocks.
-fn expanded_budget(bytes: usize) -> usize {
-    bytes / 100 * EXPANDED_SHARE
 }
 
 /// Finds the block holding an entry: a table from the entry number's high bits

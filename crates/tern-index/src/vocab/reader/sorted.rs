@@ -9,6 +9,7 @@
 //! lies in it.
 
 use super::super::front_coded_walk::FrontCodedWalk;
+use super::block_cache::Cached;
 use super::{DecodedBlock, Result, Vocabulary};
 use crate::error::IndexError;
 use rayon::prelude::*;
@@ -233,35 +234,33 @@ impl Vocabulary {
     }
 }
 
-/// A main block to copy keys from: expanded if the cache of expanded blocks
-/// holds it, else front-coded.
+/// A main block to copy keys from: expanded if the cache holds it so, else
+/// front-coded.
 enum BlockKeys {
     Expanded(Arc<DecodedBlock>),
     FrontCoded(Arc<[u8]>),
 }
 
 impl Vocabulary {
-    /// Main blocks `ids` to copy keys from. Blocks missing from both caches
+    /// Main blocks `ids` to copy keys from. Blocks missing from the cache
     /// are read and decompressed (in parallel when there are many) and
     /// their front coding cached, not their expanded keys: copying walks to
     /// the few keys it wants in each, and a block expanded for them would
     /// take three times the memory.
     fn fetch_for_copy(&self, ids: &[usize]) -> Result<Vec<BlockKeys>> {
         let mut out: Vec<Option<BlockKeys>> = Vec::with_capacity(ids.len());
-        {
-            let mut cache = self.cache.lock().unwrap();
-            out.extend(ids.iter().map(|&id| cache.get(id).map(BlockKeys::Expanded)));
-        }
         let mut misses = Vec::new();
         {
-            let mut front_coded = self.front_coded.lock().unwrap();
+            let mut cache = self.cache.lock().unwrap();
             for (k, &id) in ids.iter().enumerate() {
-                if out[k].is_none() {
-                    match front_coded.get(id) {
-                        Some(block) => out[k] = Some(BlockKeys::FrontCoded(block)),
-                        None => misses.push(k),
+                out.push(match cache.get(id) {
+                    Some(Cached::Expanded(block)) => Some(BlockKeys::Expanded(block)),
+                    Some(Cached::FrontCoded(block)) => Some(BlockKeys::FrontCoded(block)),
+                    None => {
+                        misses.push(k);
+                        None
                     }
-                }
+                });
             }
         }
         let read = |&k: &usize| self.read_front_coded(ids[k], true);
