@@ -67,6 +67,14 @@ impl BlockCache {
         *self = BlockCache::new(self.slots.len(), self.budget);
     }
 
+    /// Block `id`, and whether it was used since the clock's hand last
+    /// passed it (besides this time).
+    pub(super) fn get_again(&mut self, id: usize) -> Option<(Cached, bool)> {
+        let block = self.slots[id].as_ref()?;
+        let again = std::mem::replace(&mut self.referenced[id], true);
+        Some((block.clone(), again))
+    }
+
     pub(super) fn get(&mut self, id: usize) -> Option<Cached> {
         let block = self.slots[id].as_ref()?;
         self.referenced[id] = true;

@@ -250,17 +250,37 @@ impl Vocabulary {
     fn fetch_for_copy(&self, ids: &[usize]) -> Result<Vec<BlockKeys>> {
         let mut out: Vec<Option<BlockKeys>> = Vec::with_capacity(ids.len());
         let mut misses = Vec::new();
+        // Front-coded blocks used again since the clock last passed: hot
+        // enough to expand, so that the next lookups borrow instead of walk
+        // (after an export filled the cache with front codings, a DESCRIBE
+        // of all products walked them at 2.2 s against 0.9 s).
+        let mut hot: Vec<(usize, Arc<[u8]>)> = Vec::new();
         {
             let mut cache = self.cache.lock().unwrap();
             for (k, &id) in ids.iter().enumerate() {
-                out.push(match cache.get(id) {
-                    Some(Cached::Expanded(block)) => Some(BlockKeys::Expanded(block)),
-                    Some(Cached::FrontCoded(block)) => Some(BlockKeys::FrontCoded(block)),
+                out.push(match cache.get_again(id) {
+                    Some((Cached::Expanded(block), _)) => Some(BlockKeys::Expanded(block)),
+                    Some((Cached::FrontCoded(block), true)) => {
+                        hot.push((k, block));
+                        None
+                    }
+                    Some((Cached::FrontCoded(block), false)) => Some(BlockKeys::FrontCoded(block)),
                     None => {
                         misses.push(k);
                         None
                     }
                 });
+            }
+        }
+        if !hot.is_empty() {
+            let mut expanded = Vec::with_capacity(hot.len());
+            for (k, front_coded) in hot {
+                expanded.push((k, Arc::new(self.expand(ids[k], &front_coded)?)));
+            }
+            let mut cache = self.cache.lock().unwrap();
+            for (k, block) in expanded {
+                cache.insert(ids[k], Cached::Expanded(block.clone()));
+                out[k] = Some(BlockKeys::Expanded(block));
             }
         }
         let read = |&k: &usize| self.read_front_coded(ids[k], true);
