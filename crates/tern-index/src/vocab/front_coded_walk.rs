@@ -5,7 +5,9 @@
 
 use crate::varint;
 
-/// A walk through one block's front-coded keys, in entry order.
+/// A walk through one block's front-coded keys, in entry order; by default
+/// over an empty block.
+#[derive(Default)]
 pub struct FrontCodedWalk<'a> {
     raw: &'a [u8],
     pos: usize,
@@ -27,18 +29,15 @@ pub struct WalkedEntry<'w> {
 }
 
 impl<'a> FrontCodedWalk<'a> {
-    /// A walk over a block of `entries` front-coded keys; `key` is a buffer
-    /// for the key at hand (its contents are dropped).
-    pub fn new(raw: &'a [u8], entries: usize, mut key: Vec<u8>) -> FrontCodedWalk<'a> {
-        key.clear();
-        FrontCodedWalk {
-            raw,
-            pos: 0,
-            entries,
-            next: 0,
-            longs: 0,
-            key,
-        }
+    /// Starts over on a block of `entries` front-coded keys, keeping the
+    /// key's buffer.
+    pub fn restart(&mut self, raw: &'a [u8], entries: usize) {
+        self.raw = raw;
+        self.pos = 0;
+        self.entries = entries;
+        self.next = 0;
+        self.longs = 0;
+        self.key.clear();
     }
 
     /// Entry `entry`, which must come after every entry asked for before;
@@ -69,11 +68,6 @@ impl<'a> FrontCodedWalk<'a> {
             long_rank: long.then(|| self.longs - 1),
         })
     }
-
-    /// The key buffer, for the next walk.
-    pub fn into_buffer(self) -> Vec<u8> {
-        self.key
-    }
 }
 
 #[cfg(test)]
@@ -95,7 +89,8 @@ mod tests {
             coder.push(key, long);
         }
         let raw = coder.take();
-        let mut walk = FrontCodedWalk::new(&raw, keys.len(), Vec::new());
+        let mut walk = FrontCodedWalk::default();
+        walk.restart(&raw, keys.len());
         let e = walk.entry(1).unwrap();
         assert_eq!((e.key, e.long_rank), (keys[1].0, None));
         let e = walk.entry(3).unwrap();
@@ -104,7 +99,7 @@ mod tests {
         let e = walk.entry(4).unwrap();
         assert_eq!((e.key, e.long_rank), (keys[4].0, None));
         assert!(walk.entry(5).is_none(), "past the block");
-        let mut walk = FrontCodedWalk::new(&raw, keys.len(), walk.into_buffer());
+        walk.restart(&raw, keys.len());
         let e = walk.entry(2).unwrap();
         assert_eq!((e.key, e.long_rank), (keys[2].0, Some(0)));
     }
@@ -113,7 +108,9 @@ mod tests {
     fn rejects_bytes_that_are_not_a_front_coding() {
         // Shares 5 bytes with a key of none; then a suffix past the end.
         for raw in [vec![5, 2, b'a'], vec![0, 20, b'a']] {
-            assert!(FrontCodedWalk::new(&raw, 1, Vec::new()).entry(0).is_none());
+            let mut walk = FrontCodedWalk::default();
+            walk.restart(&raw, 1);
+            assert!(walk.entry(0).is_none());
         }
     }
 }

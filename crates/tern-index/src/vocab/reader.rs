@@ -47,8 +47,7 @@ pub struct Vocabulary {
     long_offsets: Vec<u64>,
     directory_bytes: u64,
     dictionary_bytes: u64,
-    /// Decoded blocks, expanded or front-coded (see `block_cache.rs`):
-    /// main blocks first, then long blocks.
+    /// Decoded main blocks, expanded or front-coded (see `block_cache.rs`).
     cache: Mutex<BlockCache>,
     /// Each entry's kind, for sorting by ID.
     kinds: KindRuns,
@@ -248,10 +247,7 @@ impl Vocabulary {
             first_longs,
             long,
             long_offsets,
-            cache: Mutex::new(BlockCache::new(
-                block_count + long_block_count,
-                DEFAULT_CACHE_BYTES,
-            )),
+            cache: Mutex::new(BlockCache::new(block_count, DEFAULT_CACHE_BYTES)),
         })
     }
 
@@ -341,13 +337,18 @@ impl Vocabulary {
             .read(offsets[block]..offsets[block + 1], |b| {
                 decoder.decode(b, entries)
             })?
-            .ok_or_else(|| self.corrupt(file, format!("block {block} does not decode")))
+            .ok_or_else(|| self.undecodable(file, block))
+    }
+
+    /// Block `block` of `file` does not decode.
+    fn undecodable(&self, file: &str, block: usize) -> IndexError {
+        self.corrupt(file, format!("block {block} does not decode"))
     }
 
     /// Main block `id` expanded from its front coding.
     fn expand(&self, id: usize, front_coded: &[u8]) -> Result<DecodedBlock> {
         DecodedBlock::from_front_coded(front_coded, self.main_entries(id))
-            .ok_or_else(|| self.corrupt(BLOCKS_FILE, format!("block {id} does not decode")))
+            .ok_or_else(|| self.undecodable(BLOCKS_FILE, id))
     }
 
     /// Entries of main block `id`.
@@ -355,32 +356,27 @@ impl Vocabulary {
         (self.main.firsts[id + 1] - self.main.firsts[id]) as usize
     }
 
-    /// The front coding of main block `id`, read and decompressed now,
-    /// cached if `keep`.
-    fn read_front_coded(&self, id: usize, keep: bool) -> Result<Arc<[u8]>> {
+    /// The front coding of main block `id`, read and decompressed now, and
+    /// cached.
+    fn read_front_coded(&self, id: usize) -> Result<Arc<[u8]>> {
         let front_coded = self
             .blocks
             .read(self.offsets[id]..self.offsets[id + 1], |b| {
                 self.main_decoder
                     .with_front_coded(b, |raw| Arc::<[u8]>::from(raw))
             })?
-            .ok_or_else(|| self.corrupt(BLOCKS_FILE, format!("block {id} does not decode")))?;
-        if keep {
-            let cached = Cached::FrontCoded(front_coded.clone());
-            self.cache.lock().unwrap().insert(id, cached);
-        }
+            .ok_or_else(|| self.undecodable(BLOCKS_FILE, id))?;
+        let cached = Cached::FrontCoded(front_coded.clone());
+        self.cache.lock().unwrap().insert(id, cached);
         Ok(front_coded)
     }
 
     /// Decoded blocks (see [`decode`](Self::decode) for ids), from the cache or
-    /// decoded now, in parallel when there are several.
+    /// decoded now, in parallel when there are several; main blocks decoded
+    /// now are cached (the cache keeps no long block: one holds a key,
+    /// rarely asked for again soon, and would take the place of main
+    /// blocks, which serve many).
     fn fetch(&self, ids: &[usize]) -> Result<Vec<Arc<DecodedBlock>>> {
-        self.fetch_keeping(ids, true)
-    }
-
-    /// [`fetch`](Self::fetch); blocks decoded now go into the cache if
-    /// `keep`.
-    fn fetch_keeping(&self, ids: &[usize], keep: bool) -> Result<Vec<Arc<DecodedBlock>>> {
         let mut out = Vec::with_capacity(ids.len());
         // Blocks to decode, with their front coding if it is cached.
         let mut misses: Vec<(usize, Option<Arc<[u8]>>)> = Vec::new();
@@ -416,9 +412,7 @@ impl Vocabulary {
             let mut cache = self.cache.lock().unwrap();
             for ((k, _), block) in misses.iter().zip(decoded) {
                 let block = block?;
-                if keep {
-                    cache.insert(ids[*k], Cached::Expanded(block.clone()));
-                }
+                cache.insert(ids[*k], Cached::Expanded(block.clone()));
                 out[*k] = Some(block);
             }
         }
@@ -483,8 +477,7 @@ impl Vocabulary {
                 }
                 *r = (last.1, (long_index - self.long.firsts[block]) as u32);
             }
-            // Not kept, as when copying (see `sorted::copy_long_round`).
-            blocks.extend(self.fetch_keeping(&ids[main_slots..], false)?);
+            blocks.extend(self.fetch(&ids[main_slots..])?);
         }
         Ok(Keys(KeyStore::Blocks { blocks, refs }))
     }

@@ -30,6 +30,8 @@ impl Cached {
     }
 }
 
+/// Main blocks only: [`get`](BlockCache::get) finds no other block and
+/// [`insert`](BlockCache::insert) keeps none.
 pub(super) struct BlockCache {
     slots: Vec<Option<Cached>>,
     referenced: Vec<bool>,
@@ -70,22 +72,20 @@ impl BlockCache {
     /// Block `id`, and whether it was used since the clock's hand last
     /// passed it (besides this time).
     pub(super) fn get_again(&mut self, id: usize) -> Option<(Cached, bool)> {
-        let block = self.slots[id].as_ref()?;
+        let block = self.slots.get(id)?.as_ref()?;
         let again = std::mem::replace(&mut self.referenced[id], true);
         Some((block.clone(), again))
     }
 
     pub(super) fn get(&mut self, id: usize) -> Option<Cached> {
-        let block = self.slots[id].as_ref()?;
-        self.referenced[id] = true;
-        Some(block.clone())
+        self.get_again(id).map(|(block, _)| block)
     }
 
     /// Keeps `block` as block `id`, unless the cache holds it already: an
     /// expanded block replaces its front coding, not the other way round.
     pub(super) fn insert(&mut self, id: usize, block: Cached) {
         let size = block.memory();
-        if size > self.budget {
+        if id >= self.slots.len() || size > self.budget {
             return;
         }
         match &self.slots[id] {
@@ -93,12 +93,10 @@ impl BlockCache {
                 self.make_room(size);
                 self.resident.push(id as u32);
             }
-            Some(Cached::FrontCoded(_)) if matches!(block, Cached::Expanded(_)) => {
-                let old = self.slots[id].take().expect("held").memory();
-                self.bytes -= old;
+            Some(held @ Cached::FrontCoded(_)) if matches!(block, Cached::Expanded(_)) => {
+                self.bytes = self.bytes - held.memory() + size;
                 // Kept at its place on the clock's round, and for one round.
                 self.referenced[id] = true;
-                self.bytes += size;
                 self.slots[id] = Some(block);
                 self.make_room(0);
                 return;

@@ -143,8 +143,9 @@ impl Vocabulary {
         }
         let fetched = self.fetch_for_copy(&blocks)?;
         let mut long: Vec<Wanted> = Vec::new();
-        let mut walk: Option<(u32, FrontCodedWalk)> = None;
-        let mut key_buffer = Vec::new();
+        // Entries ascend within a block: one walk serves them all.
+        let mut walk = FrontCodedWalk::default();
+        let mut walking = None;
         for (w, &slot) in distinct[at..end].iter().zip(&block_of) {
             let block = blocks[slot as usize];
             let entry = (w.index - self.main.firsts[block]) as usize;
@@ -157,19 +158,13 @@ impl Vocabulary {
                     rank
                 }
                 BlockKeys::FrontCoded(front_coded) => {
-                    // Entries ascend within a block: one walk serves them all.
-                    if walk.as_ref().is_none_or(|(s, _)| *s != slot) {
-                        if let Some((_, done)) = walk.take() {
-                            key_buffer = done.into_buffer();
-                        }
-                        let entries = self.main_entries(block);
-                        let buffer = std::mem::take(&mut key_buffer);
-                        walk = Some((slot, FrontCodedWalk::new(front_coded, entries, buffer)));
+                    if walking != Some(slot) {
+                        walk.restart(front_coded, self.main_entries(block));
+                        walking = Some(slot);
                     }
-                    let (_, walking) = walk.as_mut().expect("walk started");
-                    let found = walking.entry(entry).ok_or_else(|| {
-                        self.corrupt(super::BLOCKS_FILE, format!("block {block} does not decode"))
-                    })?;
+                    let found = walk
+                        .entry(entry)
+                        .ok_or_else(|| self.undecodable(super::BLOCKS_FILE, block))?;
                     if found.long_rank.is_none() {
                         let text = std::str::from_utf8(found.key).is_ok();
                         copy(copied, w.position, found.key, text)?;
@@ -222,9 +217,8 @@ impl Vocabulary {
             block_of.push((ids.len() - 1) as u32);
             end += 1;
         }
-        // A long block holds a few keys, rarely asked for again soon: it
-        // would take the place of main blocks, which serve many.
-        let decoded = self.fetch_keeping(&ids, false)?;
+        // Not cached (see `fetch`).
+        let decoded = self.fetch(&ids)?;
         for (w, &slot) in long[at..end].iter().zip(&block_of) {
             let block = ids[slot as usize] - main_blocks;
             let entry = (w.index - self.long.firsts[block]) as usize;
@@ -254,14 +248,14 @@ impl Vocabulary {
         // enough to expand, so that the next lookups borrow instead of walk
         // (after an export filled the cache with front codings, a DESCRIBE
         // of all products walked them at 2.2 s against 0.9 s).
-        let mut hot: Vec<(usize, Arc<[u8]>)> = Vec::new();
+        let mut hot: Vec<usize> = Vec::new();
         {
             let mut cache = self.cache.lock().unwrap();
             for (k, &id) in ids.iter().enumerate() {
                 out.push(match cache.get_again(id) {
                     Some((Cached::Expanded(block), _)) => Some(BlockKeys::Expanded(block)),
-                    Some((Cached::FrontCoded(block), true)) => {
-                        hot.push((k, block));
+                    Some((Cached::FrontCoded(_), true)) => {
+                        hot.push(k);
                         None
                     }
                     Some((Cached::FrontCoded(block), false)) => Some(BlockKeys::FrontCoded(block)),
@@ -273,17 +267,13 @@ impl Vocabulary {
             }
         }
         if !hot.is_empty() {
-            let mut expanded = Vec::with_capacity(hot.len());
-            for (k, front_coded) in hot {
-                expanded.push((k, Arc::new(self.expand(ids[k], &front_coded)?)));
-            }
-            let mut cache = self.cache.lock().unwrap();
-            for (k, block) in expanded {
-                cache.insert(ids[k], Cached::Expanded(block.clone()));
+            // `fetch` expands them and caches them expanded.
+            let hot_ids: Vec<usize> = hot.iter().map(|&k| ids[k]).collect();
+            for (&k, block) in hot.iter().zip(self.fetch(&hot_ids)?) {
                 out[k] = Some(BlockKeys::Expanded(block));
             }
         }
-        let read = |&k: &usize| self.read_front_coded(ids[k], true);
+        let read = |&k: &usize| self.read_front_coded(ids[k]);
         let read: Vec<Result<Arc<[u8]>>> = if misses.len() >= super::PARALLEL_DECODE {
             misses.par_iter().map(read).collect()
         } else {
