@@ -254,11 +254,11 @@ impl Vocabulary {
             for (k, &id) in ids.iter().enumerate() {
                 out.push(match cache.get_again(id) {
                     Some((Cached::Expanded(block), _)) => Some(BlockKeys::Expanded(block)),
-                    Some((Cached::FrontCoded(_), true)) => {
+                    Some((Cached::FrontCoded(_), true)) if cache.may_expand() => {
                         hot.push(k);
                         None
                     }
-                    Some((Cached::FrontCoded(block), false)) => Some(BlockKeys::FrontCoded(block)),
+                    Some((Cached::FrontCoded(block), _)) => Some(BlockKeys::FrontCoded(block)),
                     None => {
                         misses.push(k);
                         None
