@@ -3,7 +3,6 @@
 //! data uses most (named here), looked up by namespace.
 
 use rustc_hash::FxHashMap;
-use tern_index::namespaces::split_namespace;
 
 /// Prefixes every user knows; also what `tern serve` predeclares for queries.
 pub const WELL_KNOWN: &[(&str, &str)] = &[
@@ -94,9 +93,60 @@ impl Prefixes {
     /// `iri` as (prefix, local name) when its namespace (everything up to the
     /// last `/` or `#`) is known and the rest is a safe Turtle local name.
     pub fn shorten<'a>(&self, iri: &'a str) -> Option<(&str, &'a str)> {
-        let (namespace, local) = split_namespace(iri)?;
+        let (namespace, local) = split_turtle_local(iri)?;
         let index = *self.by_namespace.get(namespace)?;
-        is_turtle_local(local).then(|| (self.entries[index].0.as_str(), local))
+        Some((self.entries[index].0.as_str(), local))
+    }
+
+    /// As [`shorten`](Self::shorten), looking the namespace up in `memo`
+    /// first: a writer's IRIs come from a few namespaces in turn, and
+    /// comparing one costs less than hashing it.
+    pub fn shorten_memo<'a>(
+        &self,
+        iri: &'a str,
+        memo: &mut NamespaceMemo,
+    ) -> Option<(&str, &'a str)> {
+        let (namespace, local) = split_turtle_local(iri)?;
+        let index = match memo.find(namespace) {
+            Some(found) => found,
+            None => {
+                let found = self.by_namespace.get(namespace).copied();
+                memo.remember(namespace, found);
+                found
+            }
+        }?;
+        Some((self.entries[index].0.as_str(), local))
+    }
+}
+
+/// The namespaces a writer looked up last, with what they were found to
+/// be (a prefix's index, or none): see [`Prefixes::shorten_memo`].
+#[derive(Debug, Clone, Default)]
+pub struct NamespaceMemo {
+    slots: [(Vec<u8>, Option<usize>); MEMO_SLOTS],
+    /// The slot the next namespace looked up takes.
+    next: usize,
+}
+
+/// Namespaces remembered: a subject's, a predicate's, an object's and a
+/// datatype's.
+const MEMO_SLOTS: usize = 4;
+
+impl NamespaceMemo {
+    /// What `namespace` was found to be, if remembered.
+    fn find(&self, namespace: &str) -> Option<Option<usize>> {
+        self.slots
+            .iter()
+            .find(|(held, _)| held.as_slice() == namespace.as_bytes())
+            .map(|&(_, found)| found)
+    }
+
+    fn remember(&mut self, namespace: &str, found: Option<usize>) {
+        let (held, slot) = &mut self.slots[self.next];
+        held.clear();
+        held.extend_from_slice(namespace.as_bytes());
+        *slot = found;
+        self.next = (self.next + 1) % MEMO_SLOTS;
     }
 }
 
@@ -188,21 +238,33 @@ fn clean_name(segment: &str) -> String {
     name
 }
 
-/// A conservative subset of Turtle's PN_LOCAL: ASCII letters, digits, `_`,
-/// `-` and inner `.`; anything else is written as a full IRI.
-fn is_turtle_local(local: &str) -> bool {
-    let bytes = local.as_bytes();
-    match (bytes.first(), bytes.last()) {
-        (None, _) => true,
-        (Some(first), Some(last)) => {
-            (first.is_ascii_alphanumeric() || *first == b'_')
-                && *last != b'.'
-                && bytes
-                    .iter()
-                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+/// `iri` split after its last `/` or `#` (as
+/// [`split_namespace`](tern_index::namespaces::split_namespace)), when what
+/// follows is in a conservative subset of Turtle's PN_LOCAL: ASCII letters,
+/// digits, `_`, `-` and inner `.`; anything else is written as a full IRI.
+/// One backward pass over the bytes finds the split and checks the local
+/// name (every IRI of a Turtle export goes through here).
+fn split_turtle_local(iri: &str) -> Option<(&str, &str)> {
+    let bytes = iri.as_bytes();
+    let mut at = bytes.len();
+    while at > 0 {
+        match bytes[at - 1] {
+            b'/' | b'#' => break,
+            b if b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.') => at -= 1,
+            _ => return None,
         }
-        _ => false,
     }
+    if at == 0 {
+        return None;
+    }
+    let local = &bytes[at..];
+    if let (Some(first), Some(last)) = (local.first(), local.last()) {
+        if !(first.is_ascii_alphanumeric() || *first == b'_') || *last == b'.' {
+            return None;
+        }
+    }
+    // `at` follows an ASCII byte, so it is a character boundary.
+    Some(iri.split_at(at))
 }
 
 /// `PREFIX p: <ns>` declarations of a query's prologue, found by a small
@@ -256,6 +318,18 @@ mod tests {
             p.shorten("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
             None
         );
+        let mut memo = NamespaceMemo::default();
+        for _ in 0..2 {
+            for iri in [
+                "http://e/ns#a",
+                "http://other/x",
+                "http://e/ns#a b",
+                "http://none/y",
+                "http://e/ns#",
+            ] {
+                assert_eq!(p.shorten_memo(iri, &mut memo), p.shorten(iri), "{iri}");
+            }
+        }
         assert_eq!(p.shorten("http://e/ns#a b"), None);
         assert_eq!(p.shorten("http://e/ns#a."), None);
     }

@@ -6,7 +6,7 @@
 
 use crate::escape::nt_string;
 use crate::ntriples::write_subject;
-use crate::prefixes::Prefixes;
+use crate::prefixes::{NamespaceMemo, Prefixes};
 use crate::statement::OpenStatement;
 use crate::term::{write_iri, XSD_STRING};
 use crate::{FormatError, GraphWriter};
@@ -19,6 +19,7 @@ const XSD: &str = "http://www.w3.org/2001/XMLSchema#";
 pub struct TurtleWriter {
     /// Shared with the forks that write runs of a batch on other cores.
     prefixes: Arc<Prefixes>,
+    memo: NamespaceMemo,
     statement: OpenStatement,
 }
 
@@ -26,12 +27,13 @@ impl TurtleWriter {
     pub fn new(prefixes: Prefixes) -> TurtleWriter {
         TurtleWriter {
             prefixes: Arc::new(prefixes),
+            memo: NamespaceMemo::default(),
             statement: OpenStatement::default(),
         }
     }
 
-    fn iri(&self, out: &mut Vec<u8>, iri: &str) {
-        match self.prefixes.shorten(iri) {
+    fn iri(&mut self, out: &mut Vec<u8>, iri: &str) {
+        match self.prefixes.shorten_memo(iri, &mut self.memo) {
             Some((prefix, local)) => {
                 out.extend_from_slice(prefix.as_bytes());
                 out.push(b':');
@@ -41,14 +43,14 @@ impl TurtleWriter {
         }
     }
 
-    fn subject(&self, out: &mut Vec<u8>, subject: NamedOrBlankNodeRef<'_>) {
+    fn subject(&mut self, out: &mut Vec<u8>, subject: NamedOrBlankNodeRef<'_>) {
         match subject {
             NamedOrBlankNodeRef::NamedNode(n) => self.iri(out, n.as_str()),
             other => write_subject(out, other),
         }
     }
 
-    fn predicate(&self, out: &mut Vec<u8>, predicate: NamedNodeRef<'_>) {
+    fn predicate(&mut self, out: &mut Vec<u8>, predicate: NamedNodeRef<'_>) {
         if predicate.as_str() == RDF_TYPE {
             out.push(b'a');
         } else {
@@ -56,7 +58,7 @@ impl TurtleWriter {
         }
     }
 
-    fn object(&self, out: &mut Vec<u8>, object: TermRef<'_>) {
+    fn object(&mut self, out: &mut Vec<u8>, object: TermRef<'_>) {
         match object {
             TermRef::NamedNode(n) => self.iri(out, n.as_str()),
             TermRef::BlankNode(b) => {
@@ -69,7 +71,7 @@ impl TurtleWriter {
         }
     }
 
-    fn literal(&self, out: &mut Vec<u8>, literal: LiteralRef<'_>) {
+    fn literal(&mut self, out: &mut Vec<u8>, literal: LiteralRef<'_>) {
         let value = literal.value();
         let datatype = literal.datatype().as_str();
         if let Some(local) = datatype.strip_prefix(XSD) {
@@ -160,6 +162,7 @@ impl GraphWriter for TurtleWriter {
     fn fork(&mut self) -> Option<Box<dyn GraphWriter>> {
         Some(Box::new(TurtleWriter {
             prefixes: Arc::clone(&self.prefixes),
+            memo: NamespaceMemo::default(),
             statement: self.statement.fork(),
         }))
     }

@@ -67,7 +67,11 @@ pub fn write_lexical(id: Id, out: &mut String) {
     match id.tag() {
         Tag::Boolean => out.push_str(if id.payload() == 1 { "true" } else { "false" }),
         Tag::Integer => {
-            let _ = write!(out, "{}", integer_value(id));
+            let value = integer_value(id);
+            if value < 0 {
+                out.push('-');
+            }
+            push_digits(out, value.unsigned_abs(), 1);
         }
         Tag::Decimal => write_decimal(decimal_units(id), out),
         Tag::Double => write_double(double_value(id), out),
@@ -85,12 +89,13 @@ pub fn write_lexical(id: Id, out: &mut String) {
             let (y, mo, d) = civil_from_days(days);
             write_ymd(y, mo, d, out);
             let (h, mi, s, frac) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
-            let _ = write!(out, "T{h:02}:{mi:02}:{s:02}");
-            if frac != 0 {
-                let digits = format!("{frac:03}");
-                out.push('.');
-                out.push_str(digits.trim_end_matches('0'));
-            }
+            out.push('T');
+            push_digits(out, h as u64, 2);
+            out.push(':');
+            push_digits(out, mi as u64, 2);
+            out.push(':');
+            push_digits(out, s as u64, 2);
+            push_fraction(out, frac as u64, 3);
             write_tz(tz, out);
         }
         _ => {}
@@ -195,10 +200,40 @@ fn write_decimal(units: i64, out: &mut String) {
     }
     let abs = units.unsigned_abs();
     let factor = DECIMAL_FACTOR as u64;
-    let _ = write!(out, "{}.", abs / factor);
-    let frac = format!("{:0width$}", abs % factor, width = DECIMAL_SCALE as usize);
-    let trimmed = frac.trim_end_matches('0');
-    out.push_str(if trimmed.is_empty() { "0" } else { trimmed });
+    push_digits(out, abs / factor, 1);
+    if abs.is_multiple_of(factor) {
+        out.push_str(".0");
+    } else {
+        push_fraction(out, abs % factor, DECIMAL_SCALE as usize);
+    }
+}
+
+/// Appends `value` in decimal digits, zero-padded to `width`. Lexical forms
+/// are written for every inline value of an export, so without `fmt`.
+fn push_digits(out: &mut String, mut value: u64, width: usize) {
+    let mut digits = [b'0'; 20];
+    let mut start = digits.len();
+    while value > 0 || start == digits.len() {
+        start -= 1;
+        digits[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+    }
+    let start = start.min(digits.len().saturating_sub(width));
+    out.push_str(std::str::from_utf8(&digits[start..]).expect("ASCII digits"));
+}
+
+/// Appends `.` and the fraction `value / 10^width` without its trailing
+/// zeros; nothing for a zero fraction.
+fn push_fraction(out: &mut String, mut value: u64, mut width: usize) {
+    if value == 0 {
+        return;
+    }
+    while value.is_multiple_of(10) {
+        value /= 10;
+        width -= 1;
+    }
+    out.push('.');
+    push_digits(out, value, width);
 }
 
 /// XSD canonical form: `1.5E2`, `1.0E0`, `INF`, `-INF`, `NaN`.
@@ -379,10 +414,13 @@ fn parse_date_time(s: &str) -> Option<(i64, Option<i64>)> {
 
 fn write_ymd(y: i64, m: u32, d: u32, out: &mut String) {
     if y < 0 {
-        let _ = write!(out, "-{:04}-{m:02}-{d:02}", -y);
-    } else {
-        let _ = write!(out, "{y:04}-{m:02}-{d:02}");
+        out.push('-');
     }
+    push_digits(out, y.unsigned_abs(), 4);
+    out.push('-');
+    push_digits(out, u64::from(m), 2);
+    out.push('-');
+    push_digits(out, u64::from(d), 2);
 }
 
 fn write_tz(tz: Option<i64>, out: &mut String) {
@@ -390,8 +428,10 @@ fn write_tz(tz: Option<i64>, out: &mut String) {
         None => {}
         Some(0) => out.push('Z'),
         Some(m) => {
-            let sign = if m < 0 { '-' } else { '+' };
-            let _ = write!(out, "{sign}{:02}:{:02}", m.abs() / 60, m.abs() % 60);
+            out.push(if m < 0 { '-' } else { '+' });
+            push_digits(out, m.unsigned_abs() / 60, 2);
+            out.push(':');
+            push_digits(out, m.unsigned_abs() % 60, 2);
         }
     }
 }
@@ -477,6 +517,13 @@ mod tests {
             ("2008-06-20T12:34:56", XSD_DATE_TIME),
             ("2008-06-20T12:34:56.5Z", XSD_DATE_TIME),
             ("1999-12-31T23:59:59-05:30", XSD_DATE_TIME),
+            // Zero padding: fraction digits after the point, short years,
+            // hours, minutes and timezones.
+            ("-0.000001", XSD_DECIMAL),
+            ("10.05", XSD_DECIMAL),
+            ("0007-01-02T03:04:05.05+00:45", XSD_DATE_TIME),
+            ("2008-06-20T00:00:00.007-14:00", XSD_DATE_TIME),
+            ("0999-10-09", XSD_DATE),
         ] {
             assert_eq!(round_trip(lex, dt).as_deref(), Some(lex), "{lex}^^{dt}");
         }

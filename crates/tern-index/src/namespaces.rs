@@ -23,7 +23,10 @@ const MIN_SHARE: f64 = 0.01;
 
 /// `iri` cut after its last `/` or `#`: (namespace, local name).
 pub fn split_namespace(iri: &str) -> Option<(&str, &str)> {
-    Some(iri.split_at(iri.rfind(['/', '#'])? + 1))
+    // A byte search: `/` and `#` are ASCII, never inside a multibyte
+    // character, and a `char` pattern decodes UTF-8 backwards.
+    let at = iri.bytes().rposition(|b| b == b'/' || b == b'#')?;
+    Some(iri.split_at(at + 1))
 }
 
 /// The namespace of `iri` (see [`split_namespace`]), when a local name
