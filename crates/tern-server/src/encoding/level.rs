@@ -8,7 +8,10 @@
 //!   bytes, so faster.
 //! - It compresses for much longer than it waits on the client: the client
 //!   keeps up, and compression is (or is close to) the bottleneck, or takes
-//!   cores the producer needs. The level goes back towards the fast one.
+//!   cores the producer needs. The level goes back towards the fast one,
+//!   and on below the level the stream started at when the ladder has a
+//!   faster one (zstd's negative levels): on a client that keeps up with
+//!   anything, the query then gets the cores compression gave back.
 //!
 //! The balance it finds is the level at which compressing a chunk takes
 //! about as long as the client takes to read it. Decisions are taken over
@@ -41,12 +44,12 @@ pub struct LevelControl {
 }
 
 impl LevelControl {
-    /// `ladder`: the levels to move between, fastest (the fixed level of a
-    /// non-adaptive stream) first.
-    pub fn new(ladder: &'static [i32]) -> LevelControl {
+    /// `ladder`: the levels to move between, fastest first; the stream
+    /// starts at `ladder[start]`.
+    pub fn new(ladder: &'static [i32], start: usize) -> LevelControl {
         LevelControl {
             ladder,
-            at: 0,
+            at: start.min(ladder.len() - 1),
             seen: 0,
             busy: Duration::ZERO,
             blocked: Duration::ZERO,
@@ -108,7 +111,7 @@ mod tests {
 
     #[test]
     fn a_slow_client_raises_the_level_and_a_fast_one_lowers_it() {
-        let mut control = LevelControl::new(LADDER);
+        let mut control = LevelControl::new(LADDER, 0);
         assert_eq!(control.level(), 1);
         assert_eq!(window(&mut control, 3, 6), Some(3));
         assert_eq!(window(&mut control, 5, 6), Some(6));
@@ -119,8 +122,21 @@ mod tests {
     }
 
     #[test]
+    fn a_stream_that_holds_the_query_back_falls_below_its_start() {
+        const WITH_FAST: &[i32] = &[-3, 1, 3];
+        let mut control = LevelControl::new(WITH_FAST, 1);
+        assert_eq!(control.level(), 1);
+        // A fast client: compressing is all the stage does.
+        assert_eq!(window(&mut control, 4, 0), Some(-3));
+        assert_eq!(window(&mut control, 4, 0), None, "the bottom of the ladder");
+        // The client slows down: back up, past the start.
+        assert_eq!(window(&mut control, 1, 2), Some(1));
+        assert_eq!(window(&mut control, 1, 2), Some(3));
+    }
+
+    #[test]
     fn a_level_that_could_not_keep_up_waits_longer_each_time() {
-        let mut control = LevelControl::new(LADDER);
+        let mut control = LevelControl::new(LADDER, 0);
         assert_eq!(window(&mut control, 1, 2), Some(3));
         let mut waited = Vec::new();
         for _ in 0..4 {
