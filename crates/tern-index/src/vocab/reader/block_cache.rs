@@ -141,9 +141,10 @@ impl BlockCache {
                 self.hand += 1;
             } else {
                 let block = self.slots[id].take().expect("resident block");
-                self.bytes -= block.memory();
+                let size = block.memory();
+                self.bytes -= size;
                 if matches!(block, Cached::Expanded(_)) {
-                    self.expanded_bytes -= block.memory();
+                    self.expanded_bytes -= size;
                 }
                 self.resident.swap_remove(self.hand);
             }

@@ -150,14 +150,14 @@ impl Vocabulary {
             let block = blocks[slot as usize];
             let entry = (w.index - self.main.firsts[block]) as usize;
             let long_rank = match &fetched[slot as usize] {
-                BlockKeys::Expanded(decoded) => {
+                Cached::Expanded(decoded) => {
                     let rank = decoded.long_rank(entry);
                     if rank.is_none() {
                         copy_entry(copied, w.position, decoded, entry)?;
                     }
                     rank
                 }
-                BlockKeys::FrontCoded(front_coded) => {
+                Cached::FrontCoded(front_coded) => {
                     if walking != Some(slot) {
                         walk.restart(front_coded, self.main_entries(block));
                         walking = Some(slot);
@@ -228,21 +228,15 @@ impl Vocabulary {
     }
 }
 
-/// A main block to copy keys from: expanded if the cache holds it so, else
-/// front-coded.
-enum BlockKeys {
-    Expanded(Arc<DecodedBlock>),
-    FrontCoded(Arc<[u8]>),
-}
-
 impl Vocabulary {
-    /// Main blocks `ids` to copy keys from. Blocks missing from the cache
+    /// Main blocks `ids` to copy keys from, expanded if the cache holds
+    /// them so, else front-coded. Blocks missing from the cache
     /// are read and decompressed (in parallel when there are many) and
     /// their front coding cached, not their expanded keys: copying walks to
     /// the few keys it wants in each, and a block expanded for them would
     /// take three times the memory.
-    fn fetch_for_copy(&self, ids: &[usize]) -> Result<Vec<BlockKeys>> {
-        let mut out: Vec<Option<BlockKeys>> = Vec::with_capacity(ids.len());
+    fn fetch_for_copy(&self, ids: &[usize]) -> Result<Vec<Cached>> {
+        let mut out: Vec<Option<Cached>> = Vec::with_capacity(ids.len());
         let mut misses = Vec::new();
         // Front-coded blocks used again since the clock last passed: hot
         // enough to expand, so that the next lookups borrow instead of walk
@@ -253,12 +247,12 @@ impl Vocabulary {
             let mut cache = self.cache.lock().unwrap();
             for (k, &id) in ids.iter().enumerate() {
                 out.push(match cache.get_again(id) {
-                    Some((Cached::Expanded(block), _)) => Some(BlockKeys::Expanded(block)),
+                    Some((expanded @ Cached::Expanded(_), _)) => Some(expanded),
                     Some((Cached::FrontCoded(_), true)) if cache.may_expand() => {
                         hot.push(k);
                         None
                     }
-                    Some((Cached::FrontCoded(block), _)) => Some(BlockKeys::FrontCoded(block)),
+                    Some((front_coded, _)) => Some(front_coded),
                     None => {
                         misses.push(k);
                         None
@@ -270,7 +264,7 @@ impl Vocabulary {
             // `fetch` expands them and caches them expanded.
             let hot_ids: Vec<usize> = hot.iter().map(|&k| ids[k]).collect();
             for (&k, block) in hot.iter().zip(self.fetch(&hot_ids)?) {
-                out[k] = Some(BlockKeys::Expanded(block));
+                out[k] = Some(Cached::Expanded(block));
             }
         }
         let read = |&k: &usize| self.read_front_coded(ids[k]);
@@ -280,7 +274,7 @@ impl Vocabulary {
             misses.iter().map(read).collect()
         };
         for (&k, block) in misses.iter().zip(read) {
-            out[k] = Some(BlockKeys::FrontCoded(block?));
+            out[k] = Some(Cached::FrontCoded(block?));
         }
         Ok(out.into_iter().map(|b| b.expect("fetched")).collect())
     }
