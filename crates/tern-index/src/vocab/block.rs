@@ -5,7 +5,9 @@
 //! blocks alone compress poorly: the words of a literal-heavy vocabulary repeat
 //! across blocks, not within them. A raw-content dictionary made of sample blocks
 //! gives every block those repeats. It is kept small (tens to a few hundred KB)
-//! so that it stays in the core's cache while blocks are decoded.
+//! so that it stays in the core's cache while blocks are decoded. The main
+//! section's dictionary also carries entropy tables learnt from sample
+//! blocks (`entropy_tables`), so that its blocks need none of their own.
 //!
 //! Long keys (at least [`LONG_KEY`] bytes: descriptions, reviews, abstracts)
 //! hold most of the bytes of a typical vocabulary but few of its entries, and
@@ -14,12 +16,13 @@
 //! blocks stay dense in entries and cheap to decode, and searches can order
 //! most keys without the long section.
 
+use super::decoding_slot::DecodingSlot;
+use super::entropy_tables::with_entropy_tables;
 use super::token_code::TokenCode;
 use crate::varint;
 use std::sync::Mutex;
 use zstd::bulk::Compressor;
 use zstd::dict::EncoderDictionary;
-use zstd::zstd_safe::DCtx;
 
 /// Key bytes of a block (stubs for long keys in the main section) after which
 /// it is compressed. Small blocks, because writing results looks up terms
@@ -41,6 +44,9 @@ pub const LONG_TARGET_RAW_BYTES: usize = 4 * 1024;
 /// 10M, with four keys to a 4 KiB block, it decoded each block about four
 /// times (decoding tokens was 13% of a Turtle export's profile).
 pub const TOKEN_LONG_TARGET_RAW_BYTES: usize = 1;
+/// Room for a decoded block that a new decoding slot gets at least (main
+/// blocks hold a little over [`MAIN_TARGET_RAW_BYTES`]).
+const SLOT_ROOM: usize = 16 * 1024;
 /// Decoding buffers larger than this are not kept for the next block.
 const KEPT_BUFFER_BYTES: usize = 128 * 1024;
 /// Entries of a main block at most.
@@ -49,11 +55,16 @@ pub const MAX_ENTRIES: usize = 1024;
 pub const LONG_KEY: usize = 256;
 /// Bytes of a long key kept in the main section.
 pub const STUB: usize = 16;
-/// zstd levels. The main section is small once front-coded (IRIs share long
-/// prefixes), so a high level costs little. The long section is most of the
-/// vocabulary's bytes: on BSBM's, level 9 is 2% smaller than 6 but takes
-/// 1.8 times as long to compress, for the same decoding speed.
-pub const MAIN_LEVEL: i32 = 9;
+/// zstd levels. The main section's blocks reuse its dictionary's entropy
+/// tables (see `entropy_tables`) when compressed at level 5 or below,
+/// whose strategies take the dictionary's tables for any block of fewer than
+/// 1,000 matches; levels 6 and up weigh each block's own tables against
+/// them, and on BSBM 10M level 9 still gave most blocks their own (building
+/// FSE tables was 1.3% of a TSV export, against 0.1% at level 5), for 4%
+/// fewer bytes in `vocab.blocks` (23.4 MB against 24.4). The long section
+/// is most of the vocabulary's bytes: on BSBM's, level 9 is 2% smaller than
+/// 6 but takes 1.8 times as long to compress, for the same decoding speed.
+pub const MAIN_LEVEL: i32 = 5;
 pub const LONG_LEVEL: i32 = 6;
 /// Bytes of a serialized token code at most (its tokens are at most 255
 /// bytes, 131,072 of them).
@@ -64,6 +75,9 @@ const TOKEN_CODE_LEVEL: i32 = 9;
 const TOKEN_SAMPLE_BYTES: usize = 8 << 20;
 /// Dictionary samples per section, and bytes taken from each.
 const MAIN_SAMPLES: (usize, usize) = (16, 4 * 1024);
+/// Blocks the main section's entropy tables are learnt from, and their key
+/// bytes (those of a block).
+const MAIN_TABLE_SAMPLES: (usize, usize) = (64, MAIN_TARGET_RAW_BYTES);
 const LONG_SAMPLES: (usize, usize) = (32, 8 * 1024);
 
 /// The bytes a section stores for a key: the key itself, or for a long key in
@@ -182,10 +196,12 @@ impl Dictionaries {
 /// sample smaller than zstd with a dictionary does (text: descriptions,
 /// reviews, abstracts), a zstd dictionary otherwise (geometries, JSON…).
 pub fn dictionaries<K: AsRef<[u8]>>(sorted_keys: &[K]) -> Dictionaries {
-    let main = sample(
-        || sorted_keys.iter().map(|k| stored(k.as_ref())),
-        MAIN_SAMPLES,
-    );
+    let main_keys = || sorted_keys.iter().map(|k| stored(k.as_ref()));
+    let content = sample(main_keys, MAIN_SAMPLES);
+    // Tables learnt from blocks other than the content's (a block of the
+    // content would be all one match).
+    let blocks = stretches(main_keys, MAIN_TABLE_SAMPLES, 1);
+    let main = with_entropy_tables(&content, &blocks, MAIN_LEVEL).unwrap_or(content);
     let long_keys = || {
         sorted_keys
             .iter()
@@ -260,29 +276,42 @@ fn sample<'a, I: Iterator<Item = (&'a [u8], bool)>>(
     keys: impl Fn() -> I,
     (samples, sample_bytes): (usize, usize),
 ) -> Vec<u8> {
+    stretches(keys, (samples, sample_bytes), 2)
+        .iter()
+        .flat_map(|raw| &raw[..raw.len().min(sample_bytes)])
+        .copied()
+        .collect()
+}
+
+/// Front-coded runs of keys of `sample_bytes` (as stored) each, one per
+/// `samples`-th of the keys' bytes, starting `quarter` quarters into it;
+/// none if the keys are fewer than eight times the bytes taken.
+fn stretches<'a, I: Iterator<Item = (&'a [u8], bool)>>(
+    keys: impl Fn() -> I,
+    (samples, sample_bytes): (usize, usize),
+    quarter: usize,
+) -> Vec<Vec<u8>> {
     let total: usize = keys().map(|(k, _)| k.len()).sum();
     if total < 8 * samples * sample_bytes {
         return Vec::new();
     }
     let spacing = total / samples;
-    let mut dictionary = Vec::with_capacity(samples * sample_bytes);
-    // Byte position in the section where the next sample starts (the middle
-    // of each stretch).
-    let mut next_sample = spacing / 2;
+    let mut runs = Vec::with_capacity(samples);
+    // Byte position in the section where the next run starts.
+    let mut next_sample = spacing * quarter / 4;
     let mut seen = 0;
     let mut group = FrontCoder::default();
     for (key, long) in keys() {
         if group.entries() > 0 || seen >= next_sample {
             group.push(key, long);
             if group.key_bytes() >= sample_bytes {
-                let raw = group.take();
-                dictionary.extend_from_slice(&raw[..raw.len().min(sample_bytes)]);
+                runs.push(group.take());
                 next_sample += spacing;
             }
         }
         seen += key.len();
     }
-    dictionary
+    runs
 }
 
 /// Compresses blocks of one section; shared by the threads that compress,
@@ -326,15 +355,11 @@ impl BlockEncoder {
 
 /// Decodes blocks of one section.
 ///
-/// Decompression contexts are pooled: making one per block costs as much as
-/// decoding a block. Each comes with a buffer that holds a copy of the
-/// dictionary followed by room for a block: zstd decodes the block right
-/// after the dictionary, so that it sees the dictionary as the start of the
-/// same stream and copies matches from it inline, instead of through one
-/// `memmove` call per match from a separate dictionary.
+/// Decompression contexts are pooled, each with its buffer (see
+/// `decoding_slot`): making one per block costs as much as decoding a block.
 pub struct BlockDecoder {
     dictionary: Vec<u8>,
-    pool: Mutex<Vec<(DCtx<'static>, Vec<u8>)>>,
+    pool: Mutex<Vec<DecodingSlot>>,
     /// The section's token code, if its blocks are token-coded.
     tokens: Option<TokenCode>,
     /// Buffers for token-decoded blocks, kept like the zstd contexts' (a
@@ -380,23 +405,14 @@ impl BlockDecoder {
             return decoded;
         }
         let pooled = self.pool.lock().unwrap().pop();
-        let (mut context, mut buffer) =
-            pooled.unwrap_or_else(|| (DCtx::create(), self.dictionary.clone()));
-        let dictionary_len = self.dictionary.len();
-        if buffer.len() < dictionary_len + raw_len {
-            buffer.resize(dictionary_len + raw_len, 0);
-        }
-        let (dictionary, out) = buffer.split_at_mut(dictionary_len);
-        let out = &mut out[..raw_len];
-        let decoded = match context.decompress_using_dict(out, &block[4..], dictionary) {
-            Ok(n) if n == raw_len => Some(with(out)),
-            _ => None,
+        let mut slot = match pooled {
+            Some(slot) if slot.room() >= raw_len => slot,
+            _ => DecodingSlot::new(&self.dictionary, raw_len.max(SLOT_ROOM)),
         };
-        if buffer.len() > dictionary_len + KEPT_BUFFER_BYTES {
-            buffer.truncate(dictionary_len);
-            buffer.shrink_to_fit();
+        let decoded = slot.decompress(&block[4..], raw_len, with);
+        if slot.room() <= KEPT_BUFFER_BYTES {
+            self.pool.lock().unwrap().push(slot);
         }
-        self.pool.lock().unwrap().push((context, buffer));
         decoded
     }
 }

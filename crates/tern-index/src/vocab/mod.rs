@@ -21,6 +21,8 @@
 //! many keys at once, which walks to them without expanding the block.
 
 mod block;
+mod decoding_slot;
+mod entropy_tables;
 mod front_coded_walk;
 mod kinds;
 mod reader;
