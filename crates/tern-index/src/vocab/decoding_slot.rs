@@ -13,7 +13,7 @@ use zstd::zstd_safe::{DCtx, DDict};
 
 /// The four bytes a zstd dictionary with a header (and tables) starts with;
 /// any other dictionary is raw content.
-const DICTIONARY_MAGIC: [u8; 4] = 0xEC30_A437u32.to_le_bytes();
+pub(super) const DICTIONARY_MAGIC: [u8; 4] = 0xEC30_A437u32.to_le_bytes();
 
 pub(super) struct DecodingSlot {
     context: DCtx<'static>,
@@ -69,20 +69,20 @@ impl DecodingSlot {
         if raw_len > self.room() {
             return None;
         }
+        let start = self.buffer.as_mut_ptr();
         // SAFETY: `raw_len` bytes past the dictionary lie within `buffer`,
-        // and do not overlap the dictionary's, which `digested` reads;
-        // both slices are made from the buffer's pointer, not from a
-        // reference to all of it.
-        let (dictionary, out) = unsafe {
-            let start = self.buffer.as_mut_ptr();
-            (
-                std::slice::from_raw_parts(start.cast_const(), self.dictionary_len),
-                std::slice::from_raw_parts_mut(start.add(self.dictionary_len), raw_len),
-            )
-        };
+        // and do not overlap the dictionary's, which zstd reads; slices are
+        // made from the buffer's pointer, not from a reference to all of it.
+        let out =
+            unsafe { std::slice::from_raw_parts_mut(start.add(self.dictionary_len), raw_len) };
         let decoded = match &self.digested {
             Some(digested) => self.context.decompress_using_ddict(out, frame, digested),
-            None => self.context.decompress_using_dict(out, frame, dictionary),
+            None => {
+                // SAFETY: as above.
+                let dictionary =
+                    unsafe { std::slice::from_raw_parts(start.cast_const(), self.dictionary_len) };
+                self.context.decompress_using_dict(out, frame, dictionary)
+            }
         };
         match decoded {
             Ok(n) if n == raw_len => Some(with(out)),
