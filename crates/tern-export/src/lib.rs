@@ -191,8 +191,8 @@ pub trait SolutionsWriter: Send {
     /// A writer of the rows that follow the rows this one wrote, so that
     /// the rows of a large batch are written on several cores and their
     /// bytes appended in order. `None` where a row's bytes depend on the
-    /// rows before it in ways a copy cannot know (a Parquet file's row
-    /// groups, or Arrow's before the columns' types are chosen).
+    /// rows before it in ways a copy cannot know (Arrow's and Parquet's
+    /// before the columns' types are chosen).
     /// Called once per run, in the runs' order, before any is written; a
     /// writer whose bytes depend on what came before (Turtle's open
     /// statement) learns from it that others wrote the rows after its own.

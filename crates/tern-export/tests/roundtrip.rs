@@ -477,3 +477,81 @@ fn compacted_json_ld_gives_classes_as_the_node_type() {
     };
     assert_parses_to(&out, json_ld, &expected, "classes");
 }
+
+/// Parquet's forks gather their runs on any thread and end in any order;
+/// the file holds the rows in the order of the runs, and a run dropped
+/// before its end (its rows failed) does not hold the file up.
+#[test]
+fn parquet_runs_ending_out_of_order_keep_the_order_of_the_runs() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    let number = |n: usize| {
+        Term::from(Literal::new_typed_literal(
+            n.to_string(),
+            oxrdf::vocab::xsd::INTEGER,
+        ))
+    };
+    let write_rows = |writer: &mut dyn tern_export::SolutionsWriter,
+                      out: &mut Vec<u8>,
+                      rows: std::ops::Range<usize>| {
+        for n in rows {
+            let term = number(n);
+            writer.row(out, &[Some(term.as_ref())]);
+        }
+    };
+    let mut writer = SolutionsFormat::Parquet.writer();
+    let mut out = Vec::new();
+    writer.header(&mut out, &[Variable::new_unchecked("n")]);
+    // Enough rows, written one at a time, for the columns' types.
+    write_rows(writer.as_mut(), &mut out, 0..1500);
+    let mut runs: Vec<(Box<dyn tern_export::SolutionsWriter>, Vec<u8>)> = (0..4)
+        .map(|_| {
+            (
+                writer.fork_rows().expect("a typed Parquet writer forks"),
+                Vec::new(),
+            )
+        })
+        .collect();
+    // Run 2 fails: its rows are written but never ended. (It carries no
+    // bytes: nothing was encoded when it was made.)
+    let lengths = [700, 2500, 300, 1200];
+    let mut from = 1500;
+    let mut expected: Vec<i64> = (0..1500).collect();
+    for (k, ((fork, buf), len)) in runs.iter_mut().zip(lengths).enumerate() {
+        write_rows(fork.as_mut(), buf, from..from + len);
+        if k != 2 {
+            expected.extend(from as i64..(from + len) as i64);
+        }
+        from += len;
+    }
+    let failed = runs.remove(2);
+    // The others end last run first, each on a thread of its own.
+    let ended: Vec<Vec<u8>> = std::thread::scope(|scope| {
+        let mut handles = Vec::new();
+        for (mut fork, mut buf) in runs.into_iter().rev() {
+            handles.push(scope.spawn(move || {
+                fork.end_run(&mut buf);
+                buf
+            }));
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    drop(failed);
+    for buf in ended.iter().rev() {
+        out.extend_from_slice(buf);
+    }
+    write_rows(writer.as_mut(), &mut out, from..from + 10);
+    expected.extend(from as i64..(from + 10) as i64);
+    writer.footer(&mut out);
+
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(out)).unwrap();
+    let mut read: Vec<i64> = Vec::new();
+    for batch in reader.build().unwrap() {
+        let batch = batch.unwrap();
+        read.extend(batch.column(0).as_primitive::<Int64Type>().values().iter());
+    }
+    assert_eq!(read, expected);
+}

@@ -19,12 +19,12 @@
 //! which the IPC stream format allows), so batches written on different
 //! cores cannot disagree about what an index means.
 //!
-//! The same batches go into Parquet (`ArrowWriter::parquet`), encoded on a
-//! thread of their own into row groups of many batches while the next are
-//! gathered (`parquet_file.rs`); the footer (row groups' offsets and
-//! statistics) comes last, and
-//! the Arrow schema, field metadata included, rides in its key-value
-//! metadata as Arrow's writer puts it.
+//! The same batches go into Parquet (`ArrowWriter::parquet`), gathered on
+//! all cores in the same way and encoded on a thread of their own, in the
+//! order of their runs, into row groups of many batches
+//! (`parquet_file.rs`); the footer (row groups' offsets and statistics)
+//! comes last, and the Arrow schema, field metadata included, rides in its
+//! key-value metadata as Arrow's writer puts it.
 
 mod column;
 mod parquet_file;
@@ -36,7 +36,7 @@ use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{Schema, SchemaRef};
 use column::Column;
 use oxrdf::{Term, TermRef, Variable};
-use parquet_file::ParquetFile;
+use parquet_file::{ParquetFile, ParquetRun};
 use std::sync::Arc;
 
 const BATCH_ROWS: usize = 64 * 1024;
@@ -71,6 +71,8 @@ enum Container {
     /// A fork's: its batches belong to a stream begun elsewhere.
     IpcFork,
     Parquet(Box<ParquetFile>),
+    /// A fork's: its batches go to the Parquet file's encoder as one run.
+    ParquetRun(ParquetRun),
 }
 
 /// Appends `batch` to `out` as IPC stream messages: its dictionaries, each
@@ -106,6 +108,25 @@ impl Container {
         match self {
             Container::Ipc(_) | Container::IpcFork => ipc_batch(&batch, out),
             Container::Parquet(file) => file.write(batch, out),
+            Container::ParquetRun(run) => run.write(batch),
+        }
+    }
+
+    /// A fork's container, for the rows after those written so far; `None`
+    /// where the container cannot fork.
+    fn fork(&mut self) -> Option<Container> {
+        match self {
+            Container::Ipc(_) | Container::IpcFork => Some(Container::IpcFork),
+            Container::Parquet(file) => file.fork().map(Container::ParquetRun),
+            Container::ParquetRun(_) => None,
+        }
+    }
+
+    /// The end of a fork's run: a Parquet run lets the encoder go on and
+    /// writes the bytes it was given.
+    fn end_run(&mut self, out: &mut Vec<u8>) {
+        if let Container::ParquetRun(run) = self {
+            run.end(out);
         }
     }
 
@@ -118,6 +139,7 @@ impl Container {
             }
             Container::IpcFork => {}
             Container::Parquet(file) => file.finish(out),
+            Container::ParquetRun(mut run) => run.end(out),
         }
     }
 }
@@ -184,14 +206,15 @@ impl State {
     /// go out before the fork's (forks are made in the order of their runs;
     /// the first of a round takes what was written one row at a time
     /// before it, the others start empty).
-    fn fork(&mut self) -> State {
+    fn fork(&mut self) -> Option<State> {
+        let container = self.container.fork()?;
         let fresh = self.columns.iter().map(Column::empty_like).collect();
-        State {
+        Some(State {
             schema: self.schema.clone(),
-            container: Container::IpcFork,
+            container,
             columns: std::mem::replace(&mut self.columns, fresh),
             rows: std::mem::take(&mut self.rows),
-        }
+        })
     }
 }
 
@@ -242,24 +265,22 @@ impl SolutionsWriter for ArrowWriter {
     }
 
     /// Forks gather their runs into record batches of their own, once the
-    /// columns' types are chosen; Parquet's row groups are written by the
-    /// file's one writer, so Parquet does not fork.
+    /// columns' types are chosen; a Parquet file's encoder puts them in
+    /// the order of the runs.
     fn fork_rows(&mut self) -> Option<Box<dyn SolutionsWriter>> {
-        if self.parquet {
-            return None;
-        }
-        let state = self.state.as_mut()?;
+        let state = self.state.as_mut()?.fork()?;
         Some(Box::new(ArrowWriter {
-            parquet: false,
+            parquet: self.parquet,
             variables: Vec::new(),
             sample: Vec::new(),
-            state: Some(state.fork()),
+            state: Some(state),
         }))
     }
 
     fn end_run(&mut self, out: &mut Vec<u8>) {
         if let Some(state) = &mut self.state {
             state.flush_batch(out);
+            state.container.end_run(out);
         }
     }
 
