@@ -555,3 +555,40 @@ fn parquet_runs_ending_out_of_order_keep_the_order_of_the_runs() {
     }
     assert_eq!(read, expected);
 }
+
+/// Parquet gets IRIs as plain text (its writer makes its own dictionary),
+/// yet the file's schema says dictionary, and readers get dictionary arrays
+/// with the same values.
+#[test]
+fn parquet_iris_read_back_as_dictionaries() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int32Type;
+    use arrow_array::Array;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    let iris = ["http://e/a", "http://e/b", "http://e/a", "http://e/c"];
+    let rows = iris
+        .iter()
+        .map(|iri| vec![Some(Term::from(NamedNode::new_unchecked(*iri)))])
+        .chain([vec![Some(BlankNode::new_unchecked("b1").into())]])
+        .map(Ok::<_, std::io::Error>);
+    let mut out = Vec::new();
+    let variables = [Variable::new_unchecked("i")];
+    tern_export::write_solutions(&mut out, SolutionsFormat::Parquet, &variables, rows).unwrap();
+
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(out)).unwrap();
+    let batch = reader.build().unwrap().next().unwrap().unwrap();
+    let column = batch.column(0).as_dictionary::<Int32Type>();
+    let values = column.values().as_string::<i32>();
+    let read: Vec<Option<&str>> = (0..column.len())
+        .map(|i| {
+            column
+                .is_valid(i)
+                .then(|| values.value(column.keys().value(i) as usize))
+        })
+        .collect();
+    let mut expected: Vec<Option<&str>> = iris.iter().copied().map(Some).collect();
+    expected.push(None);
+    assert_eq!(read, expected);
+    assert_eq!(batch.column(1).as_string::<i32>().value(4), "_:b1");
+}

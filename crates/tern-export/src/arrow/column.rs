@@ -21,6 +21,12 @@ pub const KIND_KEY: &str = "tern:kind";
 
 pub struct Column {
     name: String,
+    /// IRIs as plain UTF-8 arrays, for a Parquet file: its writer builds
+    /// its own dictionary from the values whatever the array, so hashing
+    /// them into an Arrow dictionary first was work done twice (about 4% of
+    /// a Parquet export's CPU). The file's schema still says dictionary
+    /// ([`Column::fields`]), and readers get dictionary arrays.
+    plain_iris: bool,
     /// `None`: the variable's values have no common type; `text` holds
     /// every value.
     typed: Option<(Kind, Typed)>,
@@ -32,6 +38,8 @@ pub struct Column {
 
 enum Typed {
     Iri(StringDictionaryBuilder<Int32Type>),
+    /// IRIs as plain UTF-8 (see [`Column::plain_iris`]).
+    IriText(StringBuilder),
     String(StringBuilder),
     Integer(Int64Builder),
     Double(Float64Builder),
@@ -45,7 +53,12 @@ impl Column {
     /// The column for a variable whose first values are `values`: typed by
     /// the kind most of them fit (ties go to the earlier kind), untyped when
     /// none fits.
-    pub fn for_values<'a>(name: &str, values: impl Iterator<Item = &'a Term>) -> Column {
+    /// `plain_iris`: see [`Column::plain_iris`].
+    pub fn for_values<'a>(
+        name: &str,
+        values: impl Iterator<Item = &'a Term>,
+        plain_iris: bool,
+    ) -> Column {
         let mut counts: Vec<(Kind, usize)> = Vec::new();
         for term in values {
             if let Some(kind) = natural_kind(term.as_ref()) {
@@ -60,14 +73,15 @@ impl Column {
             .iter()
             .find(|&&(_, n)| Some(n) == best)
             .map(|&(k, _)| k);
-        Column::new(name, kind)
+        Column::new(name, kind, plain_iris)
     }
 
     /// An empty column of this name, typed by `kind` (text when `None`).
-    fn new(name: &str, kind: Option<Kind>) -> Column {
+    fn new(name: &str, kind: Option<Kind>, plain_iris: bool) -> Column {
         Column {
             name: name.to_owned(),
-            typed: kind.map(|k| (k, Typed::new(k))),
+            plain_iris,
+            typed: kind.map(|k| (k, Typed::new(k, plain_iris))),
             text: StringBuilder::new(),
             text_bytes: 0,
             scratch: Vec::new(),
@@ -77,10 +91,14 @@ impl Column {
     /// An empty column of the same name and type, for rows written on
     /// another core.
     pub fn empty_like(&self) -> Column {
-        Column::new(&self.name, self.typed.as_ref().map(|(k, _)| *k))
+        Column::new(
+            &self.name,
+            self.typed.as_ref().map(|(k, _)| *k),
+            self.plain_iris,
+        )
     }
 
-    /// The fields of this variable, in order.
+    /// The fields of this variable, in order: the file's or stream's.
     pub fn fields(&self) -> Vec<Field> {
         let meta = |kind: &str| HashMap::from([(KIND_KEY.to_owned(), kind.to_owned())]);
         let text = |name: String, kind: &str| {
@@ -149,8 +167,9 @@ fn data_type(kind: Kind) -> DataType {
 }
 
 impl Typed {
-    fn new(kind: Kind) -> Typed {
+    fn new(kind: Kind, plain_iris: bool) -> Typed {
         match kind {
+            Kind::Iri if plain_iris => Typed::IriText(StringBuilder::new()),
             Kind::Iri => Typed::Iri(StringDictionaryBuilder::new()),
             Kind::String => Typed::String(StringBuilder::new()),
             Kind::Integer => Typed::Integer(Int64Builder::new()),
@@ -174,6 +193,7 @@ impl Typed {
             (Typed::Iri(b), Value::Text(t)) => {
                 b.append_value(t);
             }
+            (Typed::IriText(b), Value::Text(t)) => b.append_value(t),
             (Typed::String(b), Value::Text(t)) => b.append_value(t),
             (Typed::Integer(b), Value::Integer(n)) => b.append_value(n),
             (Typed::Double(b), Value::Double(x)) => b.append_value(x),
@@ -188,6 +208,7 @@ impl Typed {
     fn append_null(&mut self) {
         match self {
             Typed::Iri(b) => b.append_null(),
+            Typed::IriText(b) => b.append_null(),
             Typed::String(b) => b.append_null(),
             Typed::Integer(b) => b.append_null(),
             Typed::Double(b) => b.append_null(),
@@ -201,6 +222,7 @@ impl Typed {
     fn finish(&mut self) -> ArrayRef {
         match self {
             Typed::Iri(b) => Arc::new(b.finish()),
+            Typed::IriText(b) => Arc::new(b.finish()),
             Typed::String(b) => Arc::new(b.finish()),
             Typed::Integer(b) => Arc::new(b.finish()),
             Typed::Double(b) => Arc::new(b.finish()),

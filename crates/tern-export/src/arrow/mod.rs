@@ -33,7 +33,7 @@ mod value;
 use crate::SolutionsWriter;
 use arrow_array::RecordBatch;
 use arrow_ipc::writer::StreamWriter;
-use arrow_schema::{Schema, SchemaRef};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use column::Column;
 use oxrdf::{Term, TermRef, Variable};
 use parquet_file::{ParquetFile, ParquetRun};
@@ -55,7 +55,9 @@ pub struct ArrowWriter {
 }
 
 struct State {
-    schema: SchemaRef,
+    /// The schema of the record batches: the stream's or file's, but for
+    /// Parquet with IRIs as plain UTF-8 (see `Column::plain_iris`).
+    batch_schema: SchemaRef,
     container: Container,
     columns: Vec<Column>,
     rows: usize,
@@ -155,15 +157,22 @@ impl State {
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                Column::for_values(v.as_str(), sample.iter().filter_map(|r| r[i].as_ref()))
+                let values = sample.iter().filter_map(|r| r[i].as_ref());
+                Column::for_values(v.as_str(), values, parquet)
             })
             .collect();
-        let schema: SchemaRef = Arc::new(Schema::new(
-            columns.iter().flat_map(Column::fields).collect::<Vec<_>>(),
-        ));
+        let fields: Vec<Field> = columns.iter().flat_map(Column::fields).collect();
+        let schema: SchemaRef = Arc::new(Schema::new(fields.clone()));
         let container = Container::new(&schema, parquet, out);
+        let batch_schema = if parquet {
+            Arc::new(Schema::new(
+                fields.into_iter().map(plain_iris).collect::<Vec<_>>(),
+            ))
+        } else {
+            schema
+        };
         let mut state = State {
-            schema,
+            batch_schema,
             container,
             columns,
             rows: 0,
@@ -195,8 +204,8 @@ impl State {
         let arrays = self.columns.iter_mut().flat_map(Column::finish).collect();
         // The schema and arrays agree by construction, and writing into a
         // Vec cannot fail.
-        let batch =
-            RecordBatch::try_new(self.schema.clone(), arrays).expect("columns match the schema");
+        let batch = RecordBatch::try_new(self.batch_schema.clone(), arrays)
+            .expect("columns match the schema");
         self.container.write(batch, out);
         self.rows = 0;
     }
@@ -210,11 +219,21 @@ impl State {
         let container = self.container.fork()?;
         let fresh = self.columns.iter().map(Column::empty_like).collect();
         Some(State {
-            schema: self.schema.clone(),
+            batch_schema: self.batch_schema.clone(),
             container,
             columns: std::mem::replace(&mut self.columns, fresh),
             rows: std::mem::take(&mut self.rows),
         })
+    }
+}
+
+/// `field` with dictionary-encoded UTF-8 as plain UTF-8.
+fn plain_iris(field: Field) -> Field {
+    match field.data_type() {
+        DataType::Dictionary(_, values) if **values == DataType::Utf8 => {
+            field.with_data_type(DataType::Utf8)
+        }
+        _ => field,
     }
 }
 
