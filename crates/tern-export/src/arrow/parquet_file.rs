@@ -253,6 +253,8 @@ impl ParquetRun {
 impl Drop for ParquetRun {
     /// A run dropped before its end (its rows failed to decode) still
     /// lets the encoder go on, so that it does not wait for it forever.
+    /// The bytes it carried are lost, and the file with them: the failure
+    /// cuts the result with an error anyway.
     fn drop(&mut self) {
         self.end_run();
     }
