@@ -113,6 +113,17 @@ impl Column {
         }
     }
 
+    /// The fields of the record batches this column's arrays go into: its
+    /// [`fields`](Column::fields), but UTF-8 where IRIs are gathered as
+    /// plain text.
+    pub fn batch_fields(&self) -> Vec<Field> {
+        let mut fields = self.fields();
+        if let Some((_, Typed::IriText(_))) = &self.typed {
+            fields[0] = fields[0].clone().with_data_type(DataType::Utf8);
+        }
+        fields
+    }
+
     pub fn text_bytes(&self) -> usize {
         self.text_bytes
     }

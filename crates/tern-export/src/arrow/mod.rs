@@ -33,7 +33,7 @@ mod value;
 use crate::SolutionsWriter;
 use arrow_array::RecordBatch;
 use arrow_ipc::writer::StreamWriter;
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use arrow_schema::{Field, Schema, SchemaRef};
 use column::Column;
 use oxrdf::{Term, TermRef, Variable};
 use parquet_file::{ParquetFile, ParquetRun};
@@ -56,7 +56,7 @@ pub struct ArrowWriter {
 
 struct State {
     /// The schema of the record batches: the stream's or file's, but for
-    /// Parquet with IRIs as plain UTF-8 (see `Column::plain_iris`).
+    /// Parquet with IRIs as plain UTF-8 (see `Column::batch_fields`).
     batch_schema: SchemaRef,
     container: Container,
     columns: Vec<Column>,
@@ -161,16 +161,13 @@ impl State {
                 Column::for_values(v.as_str(), values, parquet)
             })
             .collect();
-        let fields: Vec<Field> = columns.iter().flat_map(Column::fields).collect();
-        let schema: SchemaRef = Arc::new(Schema::new(fields.clone()));
-        let container = Container::new(&schema, parquet, out);
-        let batch_schema = if parquet {
+        let schema = |fields: fn(&Column) -> Vec<Field>| -> SchemaRef {
             Arc::new(Schema::new(
-                fields.into_iter().map(plain_iris).collect::<Vec<_>>(),
+                columns.iter().flat_map(fields).collect::<Vec<_>>(),
             ))
-        } else {
-            schema
         };
+        let container = Container::new(&schema(Column::fields), parquet, out);
+        let batch_schema = schema(Column::batch_fields);
         let mut state = State {
             batch_schema,
             container,
@@ -224,16 +221,6 @@ impl State {
             columns: std::mem::replace(&mut self.columns, fresh),
             rows: std::mem::take(&mut self.rows),
         })
-    }
-}
-
-/// `field` with dictionary-encoded UTF-8 as plain UTF-8.
-fn plain_iris(field: Field) -> Field {
-    match field.data_type() {
-        DataType::Dictionary(_, values) if **values == DataType::Utf8 => {
-            field.with_data_type(DataType::Utf8)
-        }
-        _ => field,
     }
 }
 

@@ -160,30 +160,19 @@ impl ParquetFile {
     /// Hands `batch` to the encoder as a run of its own; what the encoder
     /// has written goes to `out`.
     pub(super) fn write(&mut self, batch: RecordBatch, out: &mut Vec<u8>) {
-        match &mut self.0 {
-            Encoder::Thread {
-                parts,
-                bytes,
-                next_run,
-                ..
-            } => {
-                let run = *next_run;
-                *next_run += 1;
-                let handed = parts.send((run, Part::Batch(batch))).is_ok()
-                    && parts.send((run, Part::RunEnd)).is_ok();
-                if !handed {
-                    // The encoder is gone: it panicked.
-                    self.rethrow();
-                }
-                for mut encoded in bytes.try_iter() {
-                    out.append(&mut encoded);
-                }
-            }
-            Encoder::Here(writer) => {
+        let Some(mut run) = self.fork() else {
+            if let Encoder::Here(writer) = &mut self.0 {
                 encode(writer, &batch);
                 out.append(writer.inner_mut());
             }
+            return;
+        };
+        if !run.send(Part::Batch(batch)) {
+            // The encoder is gone: it panicked.
+            drop(run);
+            self.rethrow();
         }
+        run.end(out);
     }
 
     /// The last row group and the footer (row groups' offsets and
@@ -229,7 +218,7 @@ impl ParquetFile {
 impl ParquetRun {
     /// Hands one of the run's batches to the encoder.
     pub(super) fn write(&mut self, batch: RecordBatch) {
-        if self.parts.send((self.run, Part::Batch(batch))).is_err() {
+        if !self.send(Part::Batch(batch)) {
             // The file that made the run carries the encoder's panic on.
             panic!("the Parquet encoder stopped");
         }
@@ -245,8 +234,13 @@ impl ParquetRun {
     fn end_run(&mut self) {
         if !std::mem::replace(&mut self.ended, true) {
             // A gone encoder is told nothing (its file rethrows).
-            let _ = self.parts.send((self.run, Part::RunEnd));
+            self.send(Part::RunEnd);
         }
+    }
+
+    /// Sends `part` under the run's number; false if the encoder is gone.
+    fn send(&self, part: Part) -> bool {
+        self.parts.send((self.run, part)).is_ok()
     }
 }
 
