@@ -20,14 +20,15 @@
 //! cores cannot disagree about what an index means.
 //!
 //! The same batches go into Parquet (`ArrowWriter::parquet`), gathered on
-//! all cores in the same way and encoded on a thread of their own, in the
-//! order of their runs, into row groups of many batches
+//! all cores in the same way, each run's encoded into row groups of its
+//! own on its core and put into the file in the order of the runs
 //! (`parquet_file.rs`); the footer (row groups' offsets and statistics)
 //! comes last, and the Arrow schema, field metadata included, rides in its
 //! key-value metadata as Arrow's writer puts it.
 
 mod column;
 mod parquet_file;
+mod row_group;
 mod value;
 
 use crate::SolutionsWriter;

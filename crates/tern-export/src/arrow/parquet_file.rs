@@ -1,22 +1,29 @@
-//! A Parquet file whose row groups are encoded on a thread of their own,
-//! fed record batches by the threads that gather the rows.
+//! A Parquet file whose row groups are encoded where their rows are
+//! gathered, on all cores, and put into the file in order by a thread of
+//! its own.
 //!
-//! Encoding (dictionaries, levels, pages, compression) was about half of
-//! a Parquet export's time. Row groups go into the file in order, so one
-//! encoder takes small batches through a channel and encodes them into the
-//! row group in progress while the next are gathered.
+//! Each run of rows (a job of the export's pipeline, 8K rows of a scan)
+//! is gathered by a fork ([`ParquetRun`]) into batches of its own and
+//! encoded (dictionaries, levels, pages, compression) into row groups of
+//! its own (`row_group.rs`), numbered in the order the runs were made; the
+//! file's thread appends them in that order, which costs a copy of their
+//! bytes. The encoder's bytes reach the output through the runs too: each
+//! run made takes the bytes written so far and writes them where its rows
+//! would have gone, so that the file's bytes stay in order whichever run
+//! ends first.
 //!
-//! The batches are gathered on all cores, as the IPC stream's are: each
-//! run of rows (a job of the export's pipeline) is gathered by a fork
-//! ([`ParquetRun`]) into batches of its own, numbered in the order the
-//! runs were made; the encoder puts them back in that order. The encoder's
-//! bytes reach the output through the runs too: each run made takes the
-//! bytes encoded so far and writes them where its rows would have gone, so
-//! that the file's bytes stay in the encoder's order whichever run ends
-//! first. Gathering on one core cannot grow with the cores; on two, where
-//! decoding the next batch already overlapped it, a full export of BSBM
-//! 10M took about as long either way but held 103-110 MB over idle instead
-//! of 114-120.
+//! Encoding is half of a Parquet export's work. Done by one thread for
+//! every run, it kept the cores 1.55 busy out of 2 while the gatherers
+//! waited for it: a full export of BSBM 10M took 8.65 s (median of 5,
+//! 7.50-9.21), and 6.34 s (6.28-7.47) once each run encoded its own row
+//! groups, at 1.86 cores. The price is smaller row groups: one per run,
+//! 1,308 of about 7.7K rows for BSBM 10M instead of 331 of 30K, and a
+//! footer of 1.35 MB instead of 0.34, for a file 0.6% larger.
+//!
+//! Batches the file is given itself (`tern dump`, which gathers on one
+//! thread while it decodes on others) go to its thread to be encoded into
+//! a row group in progress there, so that their gathering and encoding
+//! still overlap.
 //!
 //! Pages are compressed with LZ4 (`LZ4_RAW`, which pyarrow, polars and
 //! DuckDB read): Snappy was a sixth of the export's CPU time, and LZ4 made
@@ -24,37 +31,28 @@
 //! (medians of 5). Zstandard made them a third smaller (246 MB) but took
 //! 8.79 s.
 //!
-//! Memory: the batches being gathered (one per run in flight), one waiting
-//! in the channel, those of runs that ended before the run ahead of them,
-//! and the row group in progress, held encoded and compressed, up to
-//! [`ROW_GROUP_ROWS`] rows or [`ROW_GROUP_BYTES`] of the Parquet writer's
-//! memory (3 MiB rather than 4 took a full export of BSBM 10M from 105 to
-//! 102 MB over idle, most of it the vocabulary cache filling).
-//! Row groups stay large, as readers want them, without a large batch of
-//! text behind each: rows gathered in 16 MiB batches that were each a row
-//! group held a full export of BSBM 10M at 127 MB over idle.
+//! Memory: per run in flight, its batch being gathered and its row group
+//! encoded, compressed, up to a run's rows or 3 MiB of the column
+//! writers' memory; row groups of runs that ended before the run ahead of
+//! them, one waiting in the channel.
 
+use super::row_group::{append, RowGroupColumns, RowGroupEncoder};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_writer::ArrowColumnChunk;
 use parquet::arrow::ArrowWriter;
+use parquet::file::writer::SerializedFileWriter;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-type FileWriter = ArrowWriter<Vec<u8>>;
-
-/// Rows of a row group at most (a few in tests, so that files of a few
-/// batches have several).
-const ROW_GROUP_ROWS: usize = if cfg!(test) { 1000 } else { 64 * 1024 };
-/// Memory of the row group in progress (its encoded pages, dictionaries
-/// and keys not yet encoded) after which it is ended.
-const ROW_GROUP_BYTES: usize = 3 << 20;
-
-/// What the encoder is told about a run: its batches in order, then that
-/// it is over; after the last run, that the file is.
+/// What the encoder is told about a run: its batches to encode, or its row
+/// groups encoded already, in order, then that it is over; after the last
+/// run, that the file is.
 enum Part {
     Batch(RecordBatch),
+    RowGroup(Vec<ArrowColumnChunk>),
     RunEnd,
     FileEnd,
 }
@@ -73,20 +71,31 @@ enum Encoder {
         /// The number of the next run (this writer's own batches are runs
         /// too).
         next_run: u64,
+        columns: Arc<RowGroupColumns>,
         /// Taken when the thread is joined.
         thread: Option<JoinHandle<()>>,
     },
     /// Encoding on the caller's thread (when no thread could be started);
     /// such a file does not fork.
-    Here(Box<FileWriter>),
+    Here(Box<FileState>),
 }
 
-/// The rows of one run, gathered on any core: its batches go to the
-/// encoder under the run's number; the bytes the encoder had written when
-/// the run was made go out at its end.
+/// The file being written, and the row group in progress of the batches
+/// encoded where the file is.
+struct FileState {
+    file: SerializedFileWriter<Vec<u8>>,
+    columns: Arc<RowGroupColumns>,
+    in_progress: Option<RowGroupEncoder>,
+}
+
+/// The rows of one run, gathered and encoded on any core into row groups
+/// of its own, which go to the encoder under the run's number; the bytes
+/// the encoder had written when the run was made go out at its end.
 pub(super) struct ParquetRun {
     parts: SyncSender<Numbered>,
     run: u64,
+    columns: Arc<RowGroupColumns>,
+    row_group: Option<RowGroupEncoder>,
     earlier_bytes: Vec<u8>,
     ended: bool,
 }
@@ -98,22 +107,33 @@ impl ParquetFile {
         use parquet::file::properties::WriterProperties;
         let properties = WriterProperties::builder()
             .set_compression(Compression::LZ4_RAW)
-            .set_max_row_group_size(ROW_GROUP_ROWS)
             .set_created_by(concat!("tern ", env!("CARGO_PKG_VERSION")).to_owned())
             .build();
-        let mut writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(properties))
+        // Arrow's writer puts the Arrow schema in the file's metadata; its
+        // file writer and the factory of its column writers are used
+        // directly, so that row groups can be encoded anywhere.
+        let writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(properties))
             .expect("the schema is one Parquet can hold");
-        out.append(writer.inner_mut());
-        // Shared, so that the writer is still here if no thread starts.
-        let handed = Arc::new(Mutex::new(Some(writer)));
+        let (mut file, factory) = writer
+            .into_serialized_writer()
+            .expect("Parquet encoding into memory");
+        out.append(file.inner_mut());
+        let columns = Arc::new(RowGroupColumns::new(factory, schema.clone()));
+        let state = FileState {
+            file,
+            columns: Arc::clone(&columns),
+            in_progress: None,
+        };
+        // Shared, so that the file is still here if no thread starts.
+        let handed = Arc::new(Mutex::new(Some(state)));
         let for_thread = Arc::clone(&handed);
         let (parts, to_encode) = mpsc::sync_channel::<Numbered>(1);
         let (send_bytes, bytes) = mpsc::channel::<Vec<u8>>();
         let spawned = std::thread::Builder::new()
             .name("tern-parquet".to_owned())
             .spawn(move || {
-                if let Some(writer) = for_thread.lock().unwrap().take() {
-                    encode_all(writer, to_encode, send_bytes);
+                if let Some(state) = for_thread.lock().unwrap().take() {
+                    encode_all(state, to_encode, send_bytes);
                 }
             });
         match spawned {
@@ -121,12 +141,13 @@ impl ParquetFile {
                 parts,
                 bytes,
                 next_run: 0,
+                columns,
                 thread: Some(thread),
             }),
             Err(_) => {
-                let writer = handed.lock().unwrap().take();
-                let writer = writer.expect("the writer no thread took");
-                ParquetFile(Encoder::Here(Box::new(writer)))
+                let state = handed.lock().unwrap().take();
+                let state = state.expect("the file no thread took");
+                ParquetFile(Encoder::Here(Box::new(state)))
             }
         }
     }
@@ -138,6 +159,7 @@ impl ParquetFile {
             parts,
             bytes,
             next_run,
+            columns,
             ..
         } = &mut self.0
         else {
@@ -152,18 +174,21 @@ impl ParquetFile {
         Some(ParquetRun {
             parts: parts.clone(),
             run,
+            columns: Arc::clone(columns),
+            row_group: None,
             earlier_bytes,
             ended: false,
         })
     }
 
-    /// Hands `batch` to the encoder as a run of its own; what the encoder
-    /// has written goes to `out`.
+    /// Hands `batch` to the encoder, which encodes it into its row group
+    /// in progress (the file's own batches overlap their gathering with
+    /// their encoding); what the encoder has written goes to `out`.
     pub(super) fn write(&mut self, batch: RecordBatch, out: &mut Vec<u8>) {
         let Some(mut run) = self.fork() else {
-            if let Encoder::Here(writer) = &mut self.0 {
-                encode(writer, &batch);
-                out.append(writer.inner_mut());
+            if let Encoder::Here(state) = &mut self.0 {
+                state.encode(&batch);
+                out.append(state.file.inner_mut());
             }
             return;
         };
@@ -184,6 +209,7 @@ impl ParquetFile {
                 bytes,
                 next_run,
                 thread,
+                ..
             } => {
                 // Nothing to do if the encoder is gone: joining it below
                 // carries its panic on.
@@ -196,10 +222,7 @@ impl ParquetFile {
                     std::panic::resume_unwind(panic);
                 }
             }
-            Encoder::Here(writer) => {
-                let mut rest = writer.into_inner().expect("Parquet encoding into memory");
-                out.append(&mut rest);
-            }
+            Encoder::Here(state) => out.append(&mut state.finish()),
         }
     }
 
@@ -215,20 +238,68 @@ impl ParquetFile {
     }
 }
 
-impl ParquetRun {
-    /// Hands one of the run's batches to the encoder.
-    pub(super) fn write(&mut self, batch: RecordBatch) {
-        if !self.send(Part::Batch(batch)) {
-            // The file that made the run carries the encoder's panic on.
-            panic!("the Parquet encoder stopped");
+impl FileState {
+    /// Adds `batch` to the row group in progress, which ends once full.
+    fn encode(&mut self, batch: &RecordBatch) {
+        let row_group = self
+            .in_progress
+            .get_or_insert_with(|| RowGroupEncoder::new(&self.columns));
+        row_group.write(&self.columns, batch);
+        if row_group.is_full() {
+            self.end_row_group();
         }
     }
 
-    /// Ends the run: the encoder may go on to the next; the bytes it had
-    /// written when the run was made go to `out`.
+    /// Appends a row group encoded elsewhere, after the one in progress.
+    fn append(&mut self, chunks: Vec<ArrowColumnChunk>) {
+        self.end_row_group();
+        append(&mut self.file, chunks);
+    }
+
+    fn end_row_group(&mut self) {
+        if let Some(row_group) = self.in_progress.take() {
+            append(&mut self.file, row_group.close());
+        }
+    }
+
+    /// The rest of the file: the last row group and the footer.
+    fn finish(mut self) -> Vec<u8> {
+        self.end_row_group();
+        self.file
+            .into_inner()
+            .expect("Parquet encoding into memory")
+    }
+}
+
+impl ParquetRun {
+    /// Encodes one of the run's batches, into a row group of the run's own
+    /// that goes to the encoder once full or at the run's end.
+    pub(super) fn write(&mut self, batch: RecordBatch) {
+        let row_group = self
+            .row_group
+            .get_or_insert_with(|| RowGroupEncoder::new(&self.columns));
+        row_group.write(&self.columns, &batch);
+        if row_group.is_full() {
+            self.send_row_group();
+        }
+    }
+
+    /// Ends the run: its last row group goes to the encoder, which may go
+    /// on to the next run; the bytes it had written when the run was made
+    /// go to `out`.
     pub(super) fn end(&mut self, out: &mut Vec<u8>) {
+        self.send_row_group();
         out.append(&mut self.earlier_bytes);
         self.end_run();
+    }
+
+    fn send_row_group(&mut self) {
+        if let Some(row_group) = self.row_group.take() {
+            if !self.send(Part::RowGroup(row_group.close())) {
+                // The file that made the run carries the encoder's panic on.
+                panic!("the Parquet encoder stopped");
+            }
+        }
     }
 
     fn end_run(&mut self) {
@@ -247,49 +318,40 @@ impl ParquetRun {
 impl Drop for ParquetRun {
     /// A run dropped before its end (its rows failed to decode) still
     /// lets the encoder go on, so that it does not wait for it forever.
-    /// The bytes it carried are lost, and the file with them: the failure
-    /// cuts the result with an error anyway.
+    /// The bytes it carried and its row group in progress are lost, and
+    /// the file with them: the failure cuts the result with an error
+    /// anyway.
     fn drop(&mut self) {
         self.end_run();
     }
 }
 
-/// The encoder's loop: runs' batches into row groups in the order of the
+/// The encoder's loop: runs' row groups into the file in the order of the
 /// runs, until the file ends, then the footer. Parts of runs ahead of the
-/// one being encoded wait. The bytes of what it writes go back as soon as
+/// one being written wait. The bytes of what it writes go back as soon as
 /// they are written; nothing is sent once the receiver is gone (the query
 /// was dropped), and the loop also ends when every sender is gone.
-fn encode_all(mut writer: FileWriter, parts: Receiver<Numbered>, bytes: mpsc::Sender<Vec<u8>>) {
+fn encode_all(mut state: FileState, parts: Receiver<Numbered>, bytes: mpsc::Sender<Vec<u8>>) {
     let mut current = 0u64;
     let mut waiting: BTreeMap<u64, VecDeque<Part>> = BTreeMap::new();
     'parts: for (run, part) in parts {
         waiting.entry(run).or_default().push_back(part);
         while let Some(part) = waiting.get_mut(&current).and_then(VecDeque::pop_front) {
             match part {
-                Part::Batch(batch) => encode(&mut writer, &batch),
+                Part::Batch(batch) => state.encode(&batch),
+                Part::RowGroup(chunks) => state.append(chunks),
                 Part::RunEnd => {
                     waiting.remove(&current);
                     current += 1;
                 }
                 Part::FileEnd => break 'parts,
             }
-            if !writer.inner().is_empty() {
-                let _ = bytes.send(std::mem::take(writer.inner_mut()));
+            if !state.file.inner().is_empty() {
+                let _ = bytes.send(std::mem::take(state.file.inner_mut()));
             }
         }
     }
-    let rest = writer.into_inner().expect("Parquet encoding into memory");
-    let _ = bytes.send(rest);
-}
-
-/// Adds `batch` to the row group in progress, which ends at
-/// [`ROW_GROUP_ROWS`] rows or [`ROW_GROUP_BYTES`]. Encoding into memory
-/// fails only on a bug.
-fn encode(writer: &mut FileWriter, batch: &RecordBatch) {
-    writer.write(batch).expect("Parquet encoding into memory");
-    if writer.memory_size() >= ROW_GROUP_BYTES {
-        writer.flush().expect("Parquet encoding into memory");
-    }
+    let _ = bytes.send(state.finish());
 }
 
 #[cfg(test)]
@@ -318,7 +380,8 @@ mod tests {
         file.finish(&mut out);
 
         let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(out)).unwrap();
-        // 2,877 rows in row groups of 1,000.
+        // 2,877 rows, a row group ended at each batch that takes it past
+        // 1,000 rows.
         assert_eq!(reader.metadata().num_row_groups(), 3);
         let mut read = Vec::new();
         for batch in reader.build().unwrap() {

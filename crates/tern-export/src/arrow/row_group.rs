@@ -1,0 +1,90 @@
+//! One Parquet row group encoded where its rows are gathered: record
+//! batches go into a column writer per leaf (dictionaries, levels, pages,
+//! compression), and closing them gives column chunks that the file
+//! appends whole, in order, on whichever thread keeps the file.
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_writer::{
+    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
+};
+use parquet::file::writer::SerializedFileWriter;
+
+/// Rows of a row group after which it is ended (a few in tests, so that
+/// files of a few batches have several).
+const ROW_GROUP_ROWS: usize = if cfg!(test) { 1000 } else { 64 * 1024 };
+/// Memory of a row group in progress (its encoded pages, dictionaries and
+/// keys not yet encoded) after which it is ended.
+const ROW_GROUP_BYTES: usize = 3 << 20;
+
+/// What makes the column writers of a file's row groups: shared by the
+/// threads that encode them.
+pub(super) struct RowGroupColumns {
+    factory: ArrowRowGroupWriterFactory,
+    /// The file's schema, whose fields say how each array is written (a
+    /// batch's arrays may be plain UTF-8 where the file says dictionary).
+    schema: SchemaRef,
+}
+
+impl RowGroupColumns {
+    pub(super) fn new(factory: ArrowRowGroupWriterFactory, schema: SchemaRef) -> RowGroupColumns {
+        RowGroupColumns { factory, schema }
+    }
+}
+
+/// A row group in progress.
+pub(super) struct RowGroupEncoder {
+    writers: Vec<ArrowColumnWriter>,
+    rows: usize,
+}
+
+impl RowGroupEncoder {
+    pub(super) fn new(columns: &RowGroupColumns) -> RowGroupEncoder {
+        // The index only matters to encrypted files, which these are not.
+        let writers = columns
+            .factory
+            .create_column_writers(0)
+            .expect("column writers for a schema Parquet can hold");
+        RowGroupEncoder { writers, rows: 0 }
+    }
+
+    /// Encodes `batch` into the row group. Encoding into memory fails only
+    /// on a bug.
+    pub(super) fn write(&mut self, columns: &RowGroupColumns, batch: &RecordBatch) {
+        let mut writers = self.writers.iter_mut();
+        for (field, array) in columns.schema.fields().iter().zip(batch.columns()) {
+            let leaves = compute_leaves(field, array).expect("arrays of the file's schema");
+            for leaf in leaves {
+                let writer = writers.next().expect("a writer per leaf");
+                writer.write(&leaf).expect("Parquet encoding into memory");
+            }
+        }
+        self.rows += batch.num_rows();
+    }
+
+    /// Whether the row group is large enough to end: [`ROW_GROUP_ROWS`]
+    /// rows or [`ROW_GROUP_BYTES`] of the writers' memory.
+    pub(super) fn is_full(&self) -> bool {
+        self.rows >= ROW_GROUP_ROWS
+            || self.writers.iter().map(|w| w.memory_size()).sum::<usize>() >= ROW_GROUP_BYTES
+    }
+
+    /// The row group's column chunks.
+    pub(super) fn close(self) -> Vec<ArrowColumnChunk> {
+        self.writers
+            .into_iter()
+            .map(|writer| writer.close().expect("Parquet encoding into memory"))
+            .collect()
+    }
+}
+
+/// Appends a row group's column chunks to `file`.
+pub(super) fn append(file: &mut SerializedFileWriter<Vec<u8>>, chunks: Vec<ArrowColumnChunk>) {
+    let mut row_group = file.next_row_group().expect("Parquet encoding into memory");
+    for chunk in chunks {
+        chunk
+            .append_to_row_group(&mut row_group)
+            .expect("Parquet encoding into memory");
+    }
+    row_group.close().expect("Parquet encoding into memory");
+}
