@@ -33,7 +33,10 @@ mod value;
 
 use crate::SolutionsWriter;
 use arrow_array::RecordBatch;
-use arrow_ipc::writer::StreamWriter;
+use arrow_ipc::writer::{
+    write_message, CompressionContext, DictionaryTracker, EncodedData, IpcDataGenerator,
+    IpcWriteOptions, StreamWriter,
+};
 use arrow_schema::{Field, Schema, SchemaRef};
 use column::Column;
 use oxrdf::{Term, TermRef, Variable};
@@ -74,20 +77,40 @@ enum Container {
     /// A fork's: its batches belong to a stream begun elsewhere.
     IpcFork,
     Parquet(Box<ParquetFile>),
-    /// A fork's: its batches go to the Parquet file's encoder as one run.
+    /// A fork's: its batches are encoded into row groups of its own,
+    /// which go to the Parquet file's thread as one run.
     ParquetRun(ParquetRun),
 }
 
 /// Appends `batch` to `out` as IPC stream messages: its dictionaries, each
-/// sent anew, then the record batch. A stream writer of its own keeps
-/// which dictionaries it sent; one per batch means every batch carries its
-/// own, however many cores write batches of the same stream.
+/// sent anew, then the record batch. A dictionary tracker of its own
+/// forgets which dictionaries were sent; one per batch means every batch
+/// carries its own, however many cores write batches of the same stream.
+/// The messages are written straight into `out`, made room for first:
+/// going through a stream writer's buffer, grown as it was written and
+/// then copied, was 6% of an Arrow export's instructions.
 fn ipc_batch(batch: &RecordBatch, out: &mut Vec<u8>) {
-    let mut stream =
-        StreamWriter::try_new(Vec::new(), &batch.schema()).expect("IPC encoding into memory");
-    let head = stream.get_ref().len();
-    stream.write(batch).expect("IPC encoding into memory");
-    out.extend_from_slice(&stream.get_ref()[head..]);
+    let options = IpcWriteOptions::default();
+    let generator = IpcDataGenerator::default();
+    let mut tracker = DictionaryTracker::new(false);
+    // Numbers the dictionaries of the schema's fields (the schema message
+    // itself went out at the start of the stream).
+    generator.schema_to_bytes_with_dictionary_tracker(&batch.schema(), &mut tracker, &options);
+    let (dictionaries, record) = generator
+        .encode(
+            batch,
+            &mut tracker,
+            &options,
+            &mut CompressionContext::default(),
+        )
+        .expect("IPC encoding into memory");
+    // Each message: its flatbuffer header, padded, behind a continuation
+    // marker and a length, then its body.
+    let room = |m: &EncodedData| m.ipc_message.len() + m.arrow_data.len() + 16;
+    out.reserve(dictionaries.iter().map(room).sum::<usize>() + room(&record));
+    for message in dictionaries.into_iter().chain([record]) {
+        write_message(&mut *out, message, &options).expect("IPC encoding into memory");
+    }
 }
 
 impl Container {

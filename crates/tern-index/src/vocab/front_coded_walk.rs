@@ -104,6 +104,44 @@ mod tests {
         assert_eq!((e.key, e.long_rank), (keys[2].0, Some(0)));
     }
 
+    /// Keys walked to equal the keys front-coded, whichever entries are
+    /// asked for: keys that share more, less or all of the one before,
+    /// and gaps of every length.
+    #[test]
+    fn keys_walked_to_equal_the_keys_coded() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let mut keys: Vec<Vec<u8>> = Vec::new();
+        let mut key = b"\x01http://example.org/".to_vec();
+        for _ in 0..600 {
+            key.truncate(next(key.len() as u64 + 1) as usize);
+            for _ in 0..next(12) {
+                key.push(b'a' + next(26) as u8);
+            }
+            keys.push(key.clone());
+        }
+        let mut coder = FrontCoder::default();
+        for key in &keys {
+            coder.push(key, false);
+        }
+        let raw = coder.take();
+        let mut walk = FrontCodedWalk::default();
+        for round in 0..50 {
+            walk.restart(&raw, keys.len());
+            let mut entry = next(4) as usize;
+            while entry < keys.len() {
+                let walked = walk.entry(entry).unwrap();
+                assert_eq!(walked.key, &keys[entry][..], "round {round}, entry {entry}");
+                entry += 1 + next([1, 3, 40][round % 3]) as usize;
+            }
+        }
+    }
+
     #[test]
     fn rejects_bytes_that_are_not_a_front_coding() {
         // Shares 5 bytes with a key of none; then a suffix past the end.
