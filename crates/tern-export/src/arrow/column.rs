@@ -1,13 +1,13 @@
 //! One variable's columns in the Arrow stream: the typed column and its
 //! `__term` companion, or a single column of N-Triples text.
 
+use super::iri_dictionary::IriDictionary;
 use super::value::{natural_kind, value, Kind, Value};
 use crate::term::write_nt_term;
 use arrow_array::builder::{
     ArrayBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float64Builder, Int64Builder,
-    StringBuilder, StringDictionaryBuilder, TimestampMillisecondBuilder,
+    StringBuilder, TimestampMillisecondBuilder,
 };
-use arrow_array::types::Int32Type;
 use arrow_array::ArrayRef;
 use arrow_schema::{DataType, Field, TimeUnit};
 use oxrdf::{Term, TermRef};
@@ -37,7 +37,7 @@ pub struct Column {
 }
 
 enum Typed {
-    Iri(StringDictionaryBuilder<Int32Type>),
+    Iri(IriDictionary),
     /// IRIs as plain UTF-8 (see [`Column::plain_iris`]).
     IriText(StringBuilder),
     String(StringBuilder),
@@ -191,7 +191,7 @@ impl Typed {
     fn new(kind: Kind, plain_iris: bool) -> Typed {
         match kind {
             Kind::Iri if plain_iris => Typed::IriText(StringBuilder::new()),
-            Kind::Iri => Typed::Iri(StringDictionaryBuilder::new()),
+            Kind::Iri => Typed::Iri(IriDictionary::default()),
             Kind::String => Typed::String(StringBuilder::new()),
             Kind::Integer => Typed::Integer(Int64Builder::new()),
             Kind::Double => Typed::Double(Float64Builder::new()),
@@ -211,9 +211,7 @@ impl Typed {
     /// Appends a value of this column's kind (as [`value`] gives it).
     fn append(&mut self, v: Value<'_>) {
         match (self, v) {
-            (Typed::Iri(b), Value::Text(t)) => {
-                b.append_value(t);
-            }
+            (Typed::Iri(b), Value::Text(t)) => b.append(t),
             (Typed::IriText(b), Value::Text(t)) => b.append_value(t),
             (Typed::String(b), Value::Text(t)) => b.append_value(t),
             (Typed::Integer(b), Value::Integer(n)) => b.append_value(n),
@@ -242,7 +240,7 @@ impl Typed {
 
     fn finish(&mut self) -> ArrayRef {
         match self {
-            Typed::Iri(b) => Arc::new(b.finish()),
+            Typed::Iri(b) => b.finish(),
             Typed::IriText(b) | Typed::String(b) => {
                 let sized = sized_like(b);
                 Arc::new(std::mem::replace(b, sized).finish())

@@ -27,6 +27,7 @@
 //! key-value metadata as Arrow's writer puts it.
 
 mod column;
+mod iri_dictionary;
 mod parquet_file;
 mod row_group;
 mod value;
