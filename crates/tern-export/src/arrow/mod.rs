@@ -105,9 +105,10 @@ fn ipc_batch(batch: &RecordBatch, out: &mut Vec<u8>) {
             &mut CompressionContext::default(),
         )
         .expect("IPC encoding into memory");
-    // Each message: its flatbuffer header, padded, behind a continuation
-    // marker and a length, then its body.
-    let room = |m: &EncodedData| m.ipc_message.len() + m.arrow_data.len() + 16;
+    // Each message: a continuation marker and a length, its flatbuffer
+    // header padded to the default alignment (64 bytes), then its body
+    // (aligned already).
+    let room = |m: &EncodedData| m.ipc_message.len() + m.arrow_data.len() + 8 + 64;
     out.reserve(dictionaries.iter().map(room).sum::<usize>() + room(&record));
     for message in dictionaries.into_iter().chain([record]) {
         write_message(&mut *out, message, &options).expect("IPC encoding into memory");
