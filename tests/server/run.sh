@@ -25,12 +25,16 @@ if [ "$client_hash" != "$(cat "$client_stamp" 2>/dev/null)" ]; then
     echo "$client_hash" > "$client_stamp"
 fi
 # The embedded Python API (crates/tern-python, the `tern` package), built
-# into the venv with maturin when its sources change.
+# into the venv with maturin when its sources change, or when the venv's
+# editable install cannot load it: that install points at the clone it was
+# built from, so a clone made again in the same place has the sources but
+# not the built module.
 embedded="$here/../../crates/tern-python"
 embedded_stamp="$VENV/.tern-embedded"
-embedded_hash="$(cd "$embedded" && find Cargo.toml pyproject.toml src python -name __pycache__ -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum | sha256sum)
+embedded_hash="$(cd "$embedded" && pwd && find Cargo.toml pyproject.toml src python -name __pycache__ -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum | sha256sum)
 $(cd "$here/../.." && git ls-files -s crates/tern-engine crates/tern-index crates/tern-export crates/tern-server ui/dist 2>/dev/null | sha256sum)"
-if [ "$embedded_hash" != "$(cat "$embedded_stamp" 2>/dev/null)" ]; then
+if [ "$embedded_hash" != "$(cat "$embedded_stamp" 2>/dev/null)" ] \
+    || ! (cd / && "$VENV/bin/python" -c "import tern._native") > /dev/null 2>&1; then
     (cd "$embedded" && VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" maturin develop --quiet)
     echo "$embedded_hash" > "$embedded_stamp"
 fi
