@@ -36,7 +36,7 @@
 //! writers' memory; row groups of runs that ended before the run ahead of
 //! them, one waiting in the channel.
 
-use super::row_group::{append, RowGroupColumns, RowGroupEncoder};
+use super::row_group::{append, RowGroupColumns, RowGroups};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_writer::ArrowColumnChunk;
@@ -84,8 +84,7 @@ enum Encoder {
 /// encoded where the file is.
 struct FileState {
     file: SerializedFileWriter<Vec<u8>>,
-    columns: Arc<RowGroupColumns>,
-    in_progress: Option<RowGroupEncoder>,
+    row_groups: RowGroups,
 }
 
 /// The rows of one run, gathered and encoded on any core into row groups
@@ -94,8 +93,7 @@ struct FileState {
 pub(super) struct ParquetRun {
     parts: SyncSender<Numbered>,
     run: u64,
-    columns: Arc<RowGroupColumns>,
-    row_group: Option<RowGroupEncoder>,
+    row_groups: RowGroups,
     earlier_bytes: Vec<u8>,
     ended: bool,
 }
@@ -121,8 +119,7 @@ impl ParquetFile {
         let columns = Arc::new(RowGroupColumns::new(factory, schema.clone()));
         let state = FileState {
             file,
-            columns: Arc::clone(&columns),
-            in_progress: None,
+            row_groups: RowGroups::new(Arc::clone(&columns)),
         };
         // Shared, so that the file is still here if no thread starts.
         let handed = Arc::new(Mutex::new(Some(state)));
@@ -174,8 +171,7 @@ impl ParquetFile {
         Some(ParquetRun {
             parts: parts.clone(),
             run,
-            columns: Arc::clone(columns),
-            row_group: None,
+            row_groups: RowGroups::new(Arc::clone(columns)),
             earlier_bytes,
             ended: false,
         })
@@ -241,12 +237,8 @@ impl ParquetFile {
 impl FileState {
     /// Adds `batch` to the row group in progress, which ends once full.
     fn encode(&mut self, batch: &RecordBatch) {
-        let row_group = self
-            .in_progress
-            .get_or_insert_with(|| RowGroupEncoder::new(&self.columns));
-        row_group.write(&self.columns, batch);
-        if row_group.is_full() {
-            self.end_row_group();
+        if let Some(chunks) = self.row_groups.write(batch) {
+            append(&mut self.file, chunks);
         }
     }
 
@@ -257,8 +249,8 @@ impl FileState {
     }
 
     fn end_row_group(&mut self) {
-        if let Some(row_group) = self.in_progress.take() {
-            append(&mut self.file, row_group.close());
+        if let Some(chunks) = self.row_groups.end() {
+            append(&mut self.file, chunks);
         }
     }
 
@@ -275,12 +267,8 @@ impl ParquetRun {
     /// Encodes one of the run's batches, into a row group of the run's own
     /// that goes to the encoder once full or at the run's end.
     pub(super) fn write(&mut self, batch: RecordBatch) {
-        let row_group = self
-            .row_group
-            .get_or_insert_with(|| RowGroupEncoder::new(&self.columns));
-        row_group.write(&self.columns, &batch);
-        if row_group.is_full() {
-            self.send_row_group();
+        if let Some(chunks) = self.row_groups.write(&batch) {
+            self.send_row_group(chunks);
         }
     }
 
@@ -288,17 +276,17 @@ impl ParquetRun {
     /// on to the next run; the bytes it had written when the run was made
     /// go to `out`.
     pub(super) fn end(&mut self, out: &mut Vec<u8>) {
-        self.send_row_group();
+        if let Some(chunks) = self.row_groups.end() {
+            self.send_row_group(chunks);
+        }
         out.append(&mut self.earlier_bytes);
         self.end_run();
     }
 
-    fn send_row_group(&mut self) {
-        if let Some(row_group) = self.row_group.take() {
-            if !self.send(Part::RowGroup(row_group.close())) {
-                // The file that made the run carries the encoder's panic on.
-                panic!("the Parquet encoder stopped");
-            }
+    fn send_row_group(&self, chunks: Vec<ArrowColumnChunk>) {
+        if !self.send(Part::RowGroup(chunks)) {
+            // The file that made the run carries the encoder's panic on.
+            panic!("the Parquet encoder stopped");
         }
     }
 

@@ -9,6 +9,7 @@ use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
 };
 use parquet::file::writer::SerializedFileWriter;
+use std::sync::Arc;
 
 /// Rows of a row group after which it is ended (a few in tests, so that
 /// files of a few batches have several).
@@ -32,49 +33,63 @@ impl RowGroupColumns {
     }
 }
 
-/// A row group in progress.
-pub(super) struct RowGroupEncoder {
-    writers: Vec<ArrowColumnWriter>,
-    rows: usize,
+/// Row groups encoded one after another from the batches written: the
+/// one in progress, ended once full or when asked.
+pub(super) struct RowGroups {
+    columns: Arc<RowGroupColumns>,
+    /// The column writers of the row group in progress, and its rows.
+    in_progress: Option<(Vec<ArrowColumnWriter>, usize)>,
 }
 
-impl RowGroupEncoder {
-    pub(super) fn new(columns: &RowGroupColumns) -> RowGroupEncoder {
-        // The index only matters to encrypted files, which these are not.
-        let writers = columns
-            .factory
-            .create_column_writers(0)
-            .expect("column writers for a schema Parquet can hold");
-        RowGroupEncoder { writers, rows: 0 }
+impl RowGroups {
+    pub(super) fn new(columns: Arc<RowGroupColumns>) -> RowGroups {
+        RowGroups {
+            columns,
+            in_progress: None,
+        }
     }
 
-    /// Encodes `batch` into the row group. Encoding into memory fails only
-    /// on a bug.
-    pub(super) fn write(&mut self, columns: &RowGroupColumns, batch: &RecordBatch) {
-        let mut writers = self.writers.iter_mut();
+    /// Encodes `batch` into the row group in progress; that row group's
+    /// column chunks once it is full: [`ROW_GROUP_ROWS`] rows or
+    /// [`ROW_GROUP_BYTES`] of the writers' memory. Encoding into memory
+    /// fails only on a bug.
+    pub(super) fn write(&mut self, batch: &RecordBatch) -> Option<Vec<ArrowColumnChunk>> {
+        let columns = &self.columns;
+        let (writers, rows) = self.in_progress.get_or_insert_with(|| {
+            // The index only matters to encrypted files, which these are not.
+            let writers = columns
+                .factory
+                .create_column_writers(0)
+                .expect("column writers for a schema Parquet can hold");
+            (writers, 0)
+        });
+        let mut writers_of_leaves = writers.iter_mut();
         for (field, array) in columns.schema.fields().iter().zip(batch.columns()) {
             let leaves = compute_leaves(field, array).expect("arrays of the file's schema");
             for leaf in leaves {
-                let writer = writers.next().expect("a writer per leaf");
+                let writer = writers_of_leaves.next().expect("a writer per leaf");
                 writer.write(&leaf).expect("Parquet encoding into memory");
             }
         }
-        self.rows += batch.num_rows();
+        *rows += batch.num_rows();
+        let full = *rows >= ROW_GROUP_ROWS
+            || writers.iter().map(|w| w.memory_size()).sum::<usize>() >= ROW_GROUP_BYTES;
+        if full {
+            self.end()
+        } else {
+            None
+        }
     }
 
-    /// Whether the row group is large enough to end: [`ROW_GROUP_ROWS`]
-    /// rows or [`ROW_GROUP_BYTES`] of the writers' memory.
-    pub(super) fn is_full(&self) -> bool {
-        self.rows >= ROW_GROUP_ROWS
-            || self.writers.iter().map(|w| w.memory_size()).sum::<usize>() >= ROW_GROUP_BYTES
-    }
-
-    /// The row group's column chunks.
-    pub(super) fn close(self) -> Vec<ArrowColumnChunk> {
-        self.writers
-            .into_iter()
-            .map(|writer| writer.close().expect("Parquet encoding into memory"))
-            .collect()
+    /// Ends the row group in progress, if any: its column chunks.
+    pub(super) fn end(&mut self) -> Option<Vec<ArrowColumnChunk>> {
+        let (writers, _) = self.in_progress.take()?;
+        Some(
+            writers
+                .into_iter()
+                .map(|writer| writer.close().expect("Parquet encoding into memory"))
+                .collect(),
+        )
     }
 }
 
