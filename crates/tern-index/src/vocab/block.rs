@@ -33,9 +33,14 @@ use zstd::dict::EncoderDictionary;
 /// 64 MiB cache holding a few percent of them) nearly every term an export
 /// writes costs a block decoded for it alone: 8 KiB → 4 KiB made a full
 /// TSV export of BSBM 100M run at 335 instead of 257 MB/s (same binary,
-/// both indexes), for 19.3 instead of 19.0 bytes/triple; 2 KiB would take
-/// BSBM 1M to 19.9 bytes/triple.
-pub const MAIN_TARGET_RAW_BYTES: usize = 4 * 1024;
+/// both indexes), for 19.3 instead of 19.0 bytes/triple. 4 KiB → 2 KiB
+/// (measured 2026-12-01, same binary per index, alternating): BSBM 100M
+/// TSV 204-211 → 276-299 MB/s, server CPU 225-235 → 157-170 s; 10M
+/// unchanged within noise; 19.3 → 20.0 (1M), 19.1 → 19.7 (10M), 19.3 → 20.0
+/// (100M) bytes/triple. 1 KiB gained some 10% more at 100M (310-326 MB/s)
+/// for 21.0-21.2 bytes/triple, most of it in the directory (a separator and
+/// a record per block), so 2 KiB it is.
+pub const MAIN_TARGET_RAW_BYTES: usize = 2 * 1024;
 pub const LONG_TARGET_RAW_BYTES: usize = 4 * 1024;
 /// A token-coded long block holds one key. The code's statistics are the
 /// section's, learnt once, so a block of one key compresses about as well as
