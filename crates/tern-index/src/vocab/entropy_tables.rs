@@ -3,7 +3,7 @@
 //! sample blocks), so that blocks can reuse the dictionary's tables instead
 //! of carrying and building their own.
 //!
-//! A main block is small (4 KiB of front-coded keys, some 470 bytes
+//! A main block is small (2 KiB of front-coded keys, some 280 bytes
 //! compressed), so its own tables are a large share of its bytes and
 //! building them a large share of decoding it: on BSBM 100M, where an
 //! export decodes a block for nearly every term it writes, reading table

@@ -138,7 +138,7 @@ impl VocabWriter {
         Ok(VocabWriter {
             dir: dir.to_owned(),
             main: section(
-                BlockEncoder::new(&dictionaries.main, block::MAIN_LEVEL),
+                BlockEncoder::main(&dictionaries.main),
                 block::MAIN_TARGET_RAW_BYTES,
                 BLOCKS_FILE,
                 index,
@@ -151,7 +151,7 @@ impl VocabWriter {
                         block::TOKEN_LONG_TARGET_RAW_BYTES,
                     ),
                     None => (
-                        BlockEncoder::new(&dictionaries.long, block::LONG_LEVEL),
+                        BlockEncoder::long(&dictionaries.long),
                         block::LONG_TARGET_RAW_BYTES,
                     ),
                 };

@@ -22,7 +22,7 @@ use std::sync::Arc;
 /// blocks, where copying holds a round of them; the copies cost no
 /// measurable speed.
 pub const SORTED_KEYS: usize = 256;
-/// Blocks decoded per round (4 KiB of keys each): what the copying holds at
+/// Blocks decoded per round (2 KiB of keys each): what the copying holds at
 /// once besides the copies. Rounds go in vocabulary order, so a larger
 /// round decodes no block fewer; it only holds more of them. (A few in
 /// tests, so that their vocabularies take many rounds.)
