@@ -47,6 +47,14 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+/// Bytes of a column chunk's minimum and maximum kept in the footer. The
+/// writer holds every row group's metadata until the footer, and a job's
+/// rows make a row group of their own (12K for BSBM 100M): with page
+/// statistics, page indexes and whole values (a review's text as a
+/// maximum), a full Parquet export of BSBM 100M peaked 233 MB over the
+/// server's idle RSS, where TSV peaks 115.
+const STATISTICS_BYTES: usize = 64;
+
 /// What the encoder is told about a run: its batches to encode, or its row
 /// groups encoded already, in order, then that it is over; after the last
 /// run, that the file is.
@@ -102,9 +110,12 @@ impl ParquetFile {
     /// A file of `schema`; `out` gets the bytes it begins with.
     pub(super) fn new(schema: &SchemaRef, out: &mut Vec<u8>) -> ParquetFile {
         use parquet::basic::Compression;
-        use parquet::file::properties::WriterProperties;
+        use parquet::file::properties::{EnabledStatistics, WriterProperties};
         let properties = WriterProperties::builder()
             .set_compression(Compression::LZ4_RAW)
+            .set_statistics_enabled(EnabledStatistics::Chunk)
+            .set_statistics_truncate_length(Some(STATISTICS_BYTES))
+            .set_offset_index_disabled(true)
             .set_created_by(concat!("tern ", env!("CARGO_PKG_VERSION")).to_owned())
             .build();
         // Arrow's writer puts the Arrow schema in the file's metadata; its
