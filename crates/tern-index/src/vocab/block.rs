@@ -69,8 +69,8 @@ pub const STUB: usize = 16;
 /// fewer bytes in `vocab.blocks` (23.4 MB against 24.4). The long section
 /// is most of the vocabulary's bytes: on BSBM's, level 9 is 2% smaller than
 /// 6 but takes 1.8 times as long to compress, for the same decoding speed.
-pub const MAIN_LEVEL: i32 = 5;
-pub const LONG_LEVEL: i32 = 6;
+const MAIN_LEVEL: i32 = 5;
+const LONG_LEVEL: i32 = 6;
 /// Bytes of a serialized token code at most (its tokens are at most 255
 /// bytes, 131,072 of them).
 const MAX_TOKEN_CODE_BYTES: usize = 40 << 20;
