@@ -314,3 +314,19 @@ def test_batches_gathered_on_all_cores_give_the_rows_in_order(big_server, query)
     expected = tsv_terms(fetch(big_server, query, "text/tab-separated-values").content)
     got = [[parse_nt(c) if c else None for c in row] for row in rows]
     assert len(got) == len(expected) and got == expected
+
+
+def test_a_parquet_scan_written_on_all_cores_holds_the_rows_in_order(big_server):
+    """A whole scan is written a batch per core, each run's rows encoded
+    into row groups of its own and the encoder's bytes handed on by the
+    file alone: the rows are the TSV's, in order, in row groups of at most
+    a run's rows."""
+    query = "SELECT ?s ?p ?o WHERE { ?s ?p ?o }"
+    parquet_file = pyarrow.parquet.ParquetFile(io.BytesIO(fetch(big_server, query, PARQUET).content))
+    metadata = parquet_file.metadata
+    sizes = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+    assert sum(sizes) == 200_000 and len(sizes) > 4 and max(sizes) <= 65_536, sizes
+    variables, rows = terms_of_table(parquet_file.read())
+    expected = tsv_terms(fetch(big_server, query, "text/tab-separated-values").content)
+    got = [[parse_nt(c) if c else None for c in row] for row in rows]
+    assert len(got) == len(expected) and got == expected

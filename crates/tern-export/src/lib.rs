@@ -200,10 +200,24 @@ pub trait SolutionsWriter: Send {
         None
     }
 
+    /// How many consecutive rows a fork is best given: where a fork's rows
+    /// make a unit of the format's own (a Parquet row group, whose
+    /// metadata the file holds until its footer), a fork writes several
+    /// batches one after the other, on one core. 1 where any run will do.
+    fn rows_per_fork(&self) -> usize {
+        1
+    }
+
     /// Called on a fork after the last row of its run, with the run's
     /// buffer: a writer that gathers rows (Arrow's record batches) writes
     /// what it holds here.
     fn end_run(&mut self, _out: &mut Vec<u8>) {}
+
+    /// Bytes the writer's forks made elsewhere (the thread that puts
+    /// Parquet row groups into the file) and that are ready to go out:
+    /// called on the writer that made the forks, between the bytes of
+    /// their runs, which are then handed on in this order.
+    fn ready_bytes(&mut self, _out: &mut Vec<u8>) {}
 
     /// The first row this writer could not write, if any (RDF/XML cannot
     /// write every predicate): the result is then cut with an error.

@@ -87,6 +87,11 @@ impl ParallelWriter {
             .clamp(1, 16)
             .min(rows.div_ceil(MIN_RUN_ROWS));
         let per_run = rows.div_ceil(runs);
+        if per_run < writer.rows_per_fork() {
+            // Runs this short would be units of their own in the output
+            // (a Parquet row group each): the rows go one by one.
+            return None;
+        }
         let forks: Vec<Box<dyn SolutionsWriter>> = (0..runs)
             .map(|_| writer.fork_rows())
             .collect::<Option<_>>()?;

@@ -630,9 +630,13 @@ impl Producing {
                     {
                         if let Some(fork) = writer.fork_rows() {
                             // The rows of this batch not written yet
-                            // are the pipeline's first job.
-                            let mut started = BatchPipeline::default();
-                            started.start(batch.split_off(*at), fork);
+                            // are the pipeline's first jobs.
+                            let mut started = BatchPipeline::new(writer.as_ref(), fork);
+                            if let Err(rest) = started.start(batch.split_off(*at), writer.as_mut())
+                            {
+                                rows.hand_back(rest);
+                                started.end_with(End::Unforked);
+                            }
                             *pending = None;
                             *pipeline = Some(started);
                             continue;
@@ -732,7 +736,9 @@ impl Producing {
             match oldest {
                 Some(Ok(written)) => {
                     let before = self.ending.rows;
-                    self.sink.append(written.bytes);
+                    let mut bytes = written.bytes;
+                    writer.ready_bytes(&mut bytes);
+                    self.sink.append(bytes);
                     self.ending.rows += written.rows as u64;
                     if let Some(e) = written.failure {
                         return self.fail(RequestError::NotAcceptable(e.to_string()));
@@ -863,14 +869,8 @@ impl Producing {
     }
 }
 
-/// Rows of a batch written by one job of a pipeline at most: the stream's
-/// batches (16K rows of a scan) are cut in two, which halves what each
-/// job holds at once (its decoded terms and its bytes, about 8 MB for 16K
-/// rows of BSBM) at no cost measured in speed.
-const JOB_ROWS: usize = 8 * 1024;
-
 /// Starts batches of `rows` on `pipeline` until it is full or the stream
-/// ends or pauses, each cut into jobs of at most [`JOB_ROWS`] rows.
+/// ends or pauses.
 fn fill(
     pipeline: &mut BatchPipeline,
     rows: &mut SolutionStream,
@@ -880,20 +880,9 @@ fn fill(
     while !pipeline.is_full() && !pipeline.stream_ended() {
         match rows.next_batch_in_turn(until) {
             Polled::Ready(Ok(batch)) => {
-                let pieces = batch.len().div_ceil(JOB_ROWS).max(1);
-                let Some(forks) = (0..pieces)
-                    .map(|_| writer.fork_rows())
-                    .collect::<Option<Vec<_>>>()
-                else {
-                    rows.hand_back(batch);
+                if let Err(rest) = pipeline.start(batch, writer) {
+                    rows.hand_back(rest);
                     pipeline.end_with(End::Unforked);
-                    continue;
-                };
-                let mut rest = batch;
-                for fork in forks {
-                    let tail = rest.split_off(JOB_ROWS);
-                    pipeline.start(rest, fork);
-                    rest = tail;
                 }
             }
             Polled::Ready(Err(e)) => pipeline.end_with(End::Stream(Err(e))),

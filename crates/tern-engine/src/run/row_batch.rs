@@ -77,6 +77,11 @@ impl DecodedColumn {
 }
 
 impl RowBatch {
+    /// A batch of rows decoded already (a writer's tests make their own).
+    pub fn from_rows(rows: Vec<SolutionRow>) -> RowBatch {
+        RowBatch(Rows::Owned(rows))
+    }
+
     pub fn len(&self) -> usize {
         match &self.0 {
             Rows::Ids { len, .. } => *len,

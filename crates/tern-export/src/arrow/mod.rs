@@ -150,11 +150,17 @@ impl Container {
         }
     }
 
-    /// The end of a fork's run: a Parquet run lets the encoder go on and
-    /// writes the bytes it was given.
-    fn end_run(&mut self, out: &mut Vec<u8>) {
+    /// The end of a fork's run: a Parquet run lets the encoder go on.
+    fn end_run(&mut self) {
         if let Container::ParquetRun(run) = self {
-            run.end(out);
+            run.end();
+        }
+    }
+
+    /// What a Parquet file's encoder has written so far, to `out`.
+    fn ready_bytes(&mut self, out: &mut Vec<u8>) {
+        if let Container::Parquet(file) = self {
+            file.ready_bytes(out);
         }
     }
 
@@ -167,7 +173,7 @@ impl Container {
             }
             Container::IpcFork => {}
             Container::Parquet(file) => file.finish(out),
-            Container::ParquetRun(mut run) => run.end(out),
+            Container::ParquetRun(mut run) => run.end(),
         }
     }
 }
@@ -309,10 +315,25 @@ impl SolutionsWriter for ArrowWriter {
         }))
     }
 
+    /// A Parquet fork's rows make row groups of their own, which a large
+    /// file needs fewer of (see `parquet_file.rs`).
+    fn rows_per_fork(&self) -> usize {
+        match self.state.as_ref().map(|state| &state.container) {
+            Some(Container::Parquet(file)) => file.rows_per_run(),
+            _ => 1,
+        }
+    }
+
     fn end_run(&mut self, out: &mut Vec<u8>) {
         if let Some(state) = &mut self.state {
             state.flush_batch(out);
-            state.container.end_run(out);
+            state.container.end_run();
+        }
+    }
+
+    fn ready_bytes(&mut self, out: &mut Vec<u8>) {
+        if let Some(state) = &mut self.state {
+            state.container.ready_bytes(out);
         }
     }
 

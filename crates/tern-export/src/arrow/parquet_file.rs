@@ -2,15 +2,16 @@
 //! gathered, on all cores, and put into the file in order by a thread of
 //! its own.
 //!
-//! Each run of rows (a job of the export's pipeline, 8K rows of a scan)
-//! is gathered by a fork ([`ParquetRun`]) into batches of its own and
-//! encoded (dictionaries, levels, pages, compression) into row groups of
-//! its own (`row_group.rs`), numbered in the order the runs were made; the
-//! file's thread appends them in that order, which costs a copy of their
-//! bytes. The encoder's bytes reach the output through the runs too: each
-//! run made takes the bytes written so far and writes them where its rows
-//! would have gone, so that the file's bytes stay in order whichever run
-//! ends first.
+//! Each run of rows (one or more jobs of the export's pipeline, 8K rows of
+//! a scan each) is gathered by a fork ([`ParquetRun`]) into batches of its
+//! own and encoded (dictionaries, levels, pages, compression) into row
+//! groups of its own (`row_group.rs`), numbered in the order the runs were
+//! made; the file's thread appends them in that order, which costs a copy
+//! of their bytes. Only the file hands the encoder's bytes on
+//! ([`ParquetFile::ready_bytes`], called between the runs' outputs), so
+//! they reach the output in the order they were written, as soon as they
+//! are: runs of several jobs that carried the bytes written before them to
+//! their end held 43.6 MB of them at once (heaptrack, BSBM 10M).
 //!
 //! Encoding is half of a Parquet export's work. Done by one thread for
 //! every run, it kept the cores 1.55 busy out of 2 while the gatherers
@@ -20,10 +21,17 @@
 //! 1,308 of about 7.7K rows for BSBM 10M instead of 331 of 30K, and a
 //! footer of 1.35 MB instead of 0.34, for a file 0.6% larger.
 //!
+//! A file may not have more than 32,767 row groups, so a large one's runs
+//! grow ([`scale_after`]): the first 4,096 are a job each, the next 4,096
+//! 32K rows (4 jobs, on one core), and so on. Runs of 8 jobs from the
+//! start were measured too: 424 row groups for BSBM 10M, no faster, but
+//! 25-30 MB more of the server's memory, which the C allocator had freed
+//! and kept (bench/README.md, nineteenth session).
+//!
 //! Batches the file is given itself (`tern dump`, which gathers on one
 //! thread while it decodes on others) go to its thread to be encoded into
 //! a row group in progress there, so that their gathering and encoding
-//! still overlap.
+//! still overlap; those row groups grow in the same way.
 //!
 //! Pages are compressed with LZ4 (`LZ4_RAW`, which pyarrow, polars and
 //! DuckDB read): Snappy was a sixth of the export's CPU time, and LZ4 made
@@ -33,13 +41,13 @@
 //!
 //! Memory: per run in flight, its batch being gathered and its row group
 //! encoded, compressed, up to a run's rows or 3 MiB of the column
-//! writers' memory; row groups of runs that ended before the run ahead of
-//! them, one waiting in the channel.
+//! writers' memory (times the run's growth); row groups of runs that
+//! ended before the run ahead of them, one waiting in the channel; and
+//! the footer's metadata, about 4 KB a row group, held until the end.
 
-use super::row_group::{append, RowGroupColumns, RowGroups};
+use super::row_group::{append, EncodedRowGroup, RowGroupColumns, RowGroupLimits, RowGroups};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use parquet::arrow::arrow_writer::ArrowColumnChunk;
 use parquet::arrow::ArrowWriter;
 use parquet::file::writer::SerializedFileWriter;
 use std::collections::{BTreeMap, VecDeque};
@@ -55,12 +63,37 @@ use std::thread::JoinHandle;
 /// server's idle RSS, where TSV peaks 115.
 const STATISTICS_BYTES: usize = 64;
 
+/// Row groups of a file at one size before they grow. Parquet readers and
+/// the writer allow 32,767 row groups in a file (a row group's ordinal is
+/// an i16): with a row group per run of 8K rows, as the first 4,096 runs
+/// are, a result of more than 268M rows could not be written at all. Each
+/// later 4,096 are [`TIER_GROWTH`] times larger, so that 28,672 row groups
+/// hold 4096 x 8K x (1 + 4 + ... + 4^6), 183G rows, and a result of up to
+/// 33.5M rows is written as before.
+const ROW_GROUPS_PER_TIER: u64 = 4096;
+/// How much larger a file's row groups get at each tier. Larger row groups
+/// cost memory (a run's is held until it ends, about 40 bytes a row of
+/// BSBM): 8 a tier reached 4M-row runs after 2.4G rows, 4 reaches 512K-row
+/// runs after 700M and 2M-row runs after 2.8G.
+const TIER_GROWTH: usize = 4;
+/// Rows of a run at the first size: a job of `tern serve`'s export
+/// pipeline (its `JOB_ROWS`).
+const FIRST_RUN_ROWS: usize = 8 * 1024;
+
+/// How much larger than the first (a job's 8K rows a run, or
+/// 64K rows in the file's own row groups) the row groups
+/// made after `made` others are.
+fn scale_after(made: u64) -> usize {
+    let tier = (made / ROW_GROUPS_PER_TIER).min(7) as u32;
+    TIER_GROWTH.pow(tier)
+}
+
 /// What the encoder is told about a run: its batches to encode, or its row
 /// groups encoded already, in order, then that it is over; after the last
 /// run, that the file is.
 enum Part {
     Batch(RecordBatch),
-    RowGroup(Vec<ArrowColumnChunk>),
+    RowGroup(EncodedRowGroup),
     RunEnd,
     FileEnd,
 }
@@ -102,7 +135,6 @@ pub(super) struct ParquetRun {
     parts: SyncSender<Numbered>,
     run: u64,
     row_groups: RowGroups,
-    earlier_bytes: Vec<u8>,
     ended: bool,
 }
 
@@ -130,7 +162,7 @@ impl ParquetFile {
         let columns = Arc::new(RowGroupColumns::new(factory, schema.clone()));
         let state = FileState {
             file,
-            row_groups: RowGroups::new(Arc::clone(&columns)),
+            row_groups: RowGroups::new(Arc::clone(&columns), RowGroupLimits::scaled(1)),
         };
         // Shared, so that the file is still here if no thread starts.
         let handed = Arc::new(Mutex::new(Some(state)));
@@ -165,7 +197,6 @@ impl ParquetFile {
     pub(super) fn fork(&mut self) -> Option<ParquetRun> {
         let Encoder::Thread {
             parts,
-            bytes,
             next_run,
             columns,
             ..
@@ -173,19 +204,30 @@ impl ParquetFile {
         else {
             return None;
         };
-        let mut earlier_bytes = Vec::new();
-        for mut encoded in bytes.try_iter() {
-            earlier_bytes.append(&mut encoded);
-        }
         let run = *next_run;
         *next_run += 1;
         Some(ParquetRun {
             parts: parts.clone(),
             run,
-            row_groups: RowGroups::new(Arc::clone(columns)),
-            earlier_bytes,
+            row_groups: RowGroups::new(
+                Arc::clone(columns),
+                RowGroupLimits::scaled(scale_after(run)),
+            ),
             ended: false,
         })
+    }
+
+    /// The rows the next run is best given: any (a job's) while the file's
+    /// row groups are at their first size, then a row group's at the
+    /// next run's size.
+    pub(super) fn rows_per_run(&self) -> usize {
+        let Encoder::Thread { next_run, .. } = &self.0 else {
+            return 1;
+        };
+        match scale_after(*next_run) {
+            1 => 1,
+            scale => FIRST_RUN_ROWS * scale,
+        }
     }
 
     /// Hands `batch` to the encoder, which encodes it into its row group
@@ -204,7 +246,20 @@ impl ParquetFile {
             drop(run);
             self.rethrow();
         }
-        run.end(out);
+        run.end();
+        self.ready_bytes(out);
+    }
+
+    /// What the encoder has written so far, in order, to `out`. Only the
+    /// file hands the encoder's bytes on (its runs write none), so that
+    /// whoever holds it puts them in the output in the order they were
+    /// written, as soon as they are.
+    pub(super) fn ready_bytes(&mut self, out: &mut Vec<u8>) {
+        if let Encoder::Thread { bytes, .. } = &mut self.0 {
+            for mut encoded in bytes.try_iter() {
+                out.append(&mut encoded);
+            }
+        }
     }
 
     /// The last row group and the footer (row groups' offsets and
@@ -246,15 +301,19 @@ impl ParquetFile {
 }
 
 impl FileState {
-    /// Adds `batch` to the row group in progress, which ends once full.
+    /// Adds `batch` to the row group in progress, which ends once full (at
+    /// the limits of the file's size so far).
     fn encode(&mut self, batch: &RecordBatch) {
+        let made = self.file.flushed_row_groups().len() as u64;
+        self.row_groups
+            .set_limits(RowGroupLimits::scaled(scale_after(made)));
         if let Some(chunks) = self.row_groups.write(batch) {
             append(&mut self.file, chunks);
         }
     }
 
     /// Appends a row group encoded elsewhere, after the one in progress.
-    fn append(&mut self, chunks: Vec<ArrowColumnChunk>) {
+    fn append(&mut self, chunks: EncodedRowGroup) {
         self.end_row_group();
         append(&mut self.file, chunks);
     }
@@ -284,17 +343,15 @@ impl ParquetRun {
     }
 
     /// Ends the run: its last row group goes to the encoder, which may go
-    /// on to the next run; the bytes it had written when the run was made
-    /// go to `out`.
-    pub(super) fn end(&mut self, out: &mut Vec<u8>) {
+    /// on to the next run.
+    pub(super) fn end(&mut self) {
         if let Some(chunks) = self.row_groups.end() {
             self.send_row_group(chunks);
         }
-        out.append(&mut self.earlier_bytes);
         self.end_run();
     }
 
-    fn send_row_group(&self, chunks: Vec<ArrowColumnChunk>) {
+    fn send_row_group(&self, chunks: EncodedRowGroup) {
         if !self.send(Part::RowGroup(chunks)) {
             // The file that made the run carries the encoder's panic on.
             panic!("the Parquet encoder stopped");
@@ -317,9 +374,8 @@ impl ParquetRun {
 impl Drop for ParquetRun {
     /// A run dropped before its end (its rows failed to decode) still
     /// lets the encoder go on, so that it does not wait for it forever.
-    /// The bytes it carried and its row group in progress are lost, and
-    /// the file with them: the failure cuts the result with an error
-    /// anyway.
+    /// Its row group in progress is lost, and the file with it: the
+    /// failure cuts the result with an error anyway.
     fn drop(&mut self) {
         self.end_run();
     }
@@ -360,6 +416,24 @@ mod tests {
     use arrow_schema::{DataType, Field, Schema};
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
+    /// A file of one Int64 column read back: its row groups, and its
+    /// numbers in order.
+    fn numbers_in(file: Vec<u8>) -> (usize, Vec<i64>) {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(file)).unwrap();
+        let row_groups = reader.metadata().num_row_groups();
+        let mut read = Vec::new();
+        for batch in reader.build().unwrap() {
+            let batch = batch.unwrap();
+            let column = batch
+                .column(0)
+                .as_any()
+                .downcast_ref::<Int64Array>()
+                .unwrap();
+            read.extend(column.iter().map(Option::unwrap));
+        }
+        (row_groups, read)
+    }
+
     /// Batches encoded on the encoder's thread come out whole, in the
     /// order they were written, in row groups that span batches.
     #[test]
@@ -378,20 +452,55 @@ mod tests {
         }
         file.finish(&mut out);
 
-        let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(out)).unwrap();
+        let (row_groups, read) = numbers_in(out);
         // 2,877 rows, a row group ended at each batch that takes it past
         // 1,000 rows.
-        assert_eq!(reader.metadata().num_row_groups(), 3);
-        let mut read = Vec::new();
-        for batch in reader.build().unwrap() {
-            let batch = batch.unwrap();
-            let column = batch
-                .column(0)
-                .as_any()
-                .downcast_ref::<Int64Array>()
-                .unwrap();
-            read.extend(column.iter().map(Option::unwrap));
-        }
+        assert_eq!(row_groups, 3);
         assert_eq!(read, (0..written).collect::<Vec<_>>());
+    }
+
+    /// However many rows a result has, its file needs fewer row groups
+    /// than Parquet allows (a run makes one row group, of a job's 8K rows
+    /// at the first size); a result of up to 33.5M rows is written as
+    /// before.
+    #[test]
+    fn row_groups_grow_before_a_file_needs_more_than_parquet_allows() {
+        assert_eq!(scale_after(0), 1);
+        assert_eq!(scale_after(ROW_GROUPS_PER_TIER - 1), 1);
+        assert_eq!(scale_after(ROW_GROUPS_PER_TIER), TIER_GROWTH);
+        let mut rows: u128 = 0;
+        for made in 0..i16::MAX as u64 {
+            rows += (FIRST_RUN_ROWS * scale_after(made)) as u128;
+        }
+        assert!(rows > 100_000_000_000, "{rows}");
+    }
+
+    /// A file's runs are a job each until it has made 4,096 of them, then
+    /// a row group's rows at the next size; every row comes out in order.
+    #[test]
+    fn runs_grow_after_the_first_sizes_row_groups() {
+        let schema: SchemaRef =
+            Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
+        let mut out = Vec::new();
+        let mut file = ParquetFile::new(&schema, &mut out);
+        let runs = ROW_GROUPS_PER_TIER as i64 + 3;
+        for n in 0..runs {
+            let expected = if n < ROW_GROUPS_PER_TIER as i64 {
+                1
+            } else {
+                FIRST_RUN_ROWS * TIER_GROWTH
+            };
+            assert_eq!(file.rows_per_run(), expected, "before run {n}");
+            let mut run = file.fork().unwrap();
+            let values: Int64Array = (2 * n..2 * n + 2).collect();
+            run.write(RecordBatch::try_new(schema.clone(), vec![Arc::new(values)]).unwrap());
+            run.end();
+            file.ready_bytes(&mut out);
+        }
+        file.finish(&mut out);
+
+        let (row_groups, read) = numbers_in(out);
+        assert_eq!(row_groups, runs as usize);
+        assert_eq!(read, (0..2 * runs).collect::<Vec<_>>());
     }
 }

@@ -11,12 +11,31 @@ use parquet::arrow::arrow_writer::{
 use parquet::file::writer::SerializedFileWriter;
 use std::sync::Arc;
 
-/// Rows of a row group after which it is ended (a few in tests, so that
-/// files of a few batches have several).
+/// Rows of a row group after which it is ended, at the first size of a
+/// file's row groups (a few in tests, so that files of a few batches have
+/// several).
 const ROW_GROUP_ROWS: usize = if cfg!(test) { 1000 } else { 64 * 1024 };
 /// Memory of a row group in progress (its encoded pages, dictionaries and
-/// keys not yet encoded) after which it is ended.
+/// keys not yet encoded) after which it is ended, at the first size.
 const ROW_GROUP_BYTES: usize = 3 << 20;
+
+/// When a row group in progress is full: its rows, or its writers'
+/// memory. A file's later row groups are larger (see `parquet_file.rs`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct RowGroupLimits {
+    rows: usize,
+    bytes: usize,
+}
+
+impl RowGroupLimits {
+    /// [`ROW_GROUP_ROWS`] and [`ROW_GROUP_BYTES`], times `scale`.
+    pub(super) fn scaled(scale: usize) -> RowGroupLimits {
+        RowGroupLimits {
+            rows: ROW_GROUP_ROWS.saturating_mul(scale),
+            bytes: ROW_GROUP_BYTES.saturating_mul(scale),
+        }
+    }
+}
 
 /// What makes the column writers of a file's row groups: shared by the
 /// threads that encode them.
@@ -39,21 +58,27 @@ pub(super) struct RowGroups {
     columns: Arc<RowGroupColumns>,
     /// The column writers of the row group in progress, and its rows.
     in_progress: Option<(Vec<ArrowColumnWriter>, usize)>,
+    limits: RowGroupLimits,
 }
 
 impl RowGroups {
-    pub(super) fn new(columns: Arc<RowGroupColumns>) -> RowGroups {
+    pub(super) fn new(columns: Arc<RowGroupColumns>, limits: RowGroupLimits) -> RowGroups {
         RowGroups {
             columns,
             in_progress: None,
+            limits,
         }
     }
 
+    /// Row groups from now on end at `limits`.
+    pub(super) fn set_limits(&mut self, limits: RowGroupLimits) {
+        self.limits = limits;
+    }
+
     /// Encodes `batch` into the row group in progress; that row group's
-    /// column chunks once it is full: [`ROW_GROUP_ROWS`] rows or
-    /// [`ROW_GROUP_BYTES`] of the writers' memory. Encoding into memory
-    /// fails only on a bug.
-    pub(super) fn write(&mut self, batch: &RecordBatch) -> Option<Vec<ArrowColumnChunk>> {
+    /// column chunks once it is full (its [`RowGroupLimits`]). Encoding
+    /// into memory fails only on a bug.
+    pub(super) fn write(&mut self, batch: &RecordBatch) -> Option<EncodedRowGroup> {
         let columns = &self.columns;
         let (writers, rows) = self.in_progress.get_or_insert_with(|| {
             // The index only matters to encrypted files, which these are not.
@@ -72,8 +97,8 @@ impl RowGroups {
             }
         }
         *rows += batch.num_rows();
-        let full = *rows >= ROW_GROUP_ROWS
-            || writers.iter().map(|w| w.memory_size()).sum::<usize>() >= ROW_GROUP_BYTES;
+        let full = *rows >= self.limits.rows
+            || writers.iter().map(|w| w.memory_size()).sum::<usize>() >= self.limits.bytes;
         if full {
             self.end()
         } else {
@@ -82,21 +107,25 @@ impl RowGroups {
     }
 
     /// Ends the row group in progress, if any: its column chunks.
-    pub(super) fn end(&mut self) -> Option<Vec<ArrowColumnChunk>> {
+    pub(super) fn end(&mut self) -> Option<EncodedRowGroup> {
         let (writers, _) = self.in_progress.take()?;
-        Some(
-            writers
-                .into_iter()
-                .map(|writer| writer.close().expect("Parquet encoding into memory"))
-                .collect(),
-        )
+        let chunks = writers
+            .into_iter()
+            .map(|writer| writer.close().expect("Parquet encoding into memory"))
+            .collect();
+        Some(EncodedRowGroup { chunks })
     }
 }
 
+/// A row group's column chunks, encoded.
+pub(super) struct EncodedRowGroup {
+    chunks: Vec<ArrowColumnChunk>,
+}
+
 /// Appends a row group's column chunks to `file`.
-pub(super) fn append(file: &mut SerializedFileWriter<Vec<u8>>, chunks: Vec<ArrowColumnChunk>) {
+pub(super) fn append(file: &mut SerializedFileWriter<Vec<u8>>, group: EncodedRowGroup) {
     let mut row_group = file.next_row_group().expect("Parquet encoding into memory");
-    for chunk in chunks {
+    for chunk in group.chunks {
         chunk
             .append_to_row_group(&mut row_group)
             .expect("Parquet encoding into memory");
