@@ -130,6 +130,9 @@ impl ParallelWriter {
         for buf in &self.buffers {
             out.extend_from_slice(buf);
         }
+        // What the forks made elsewhere (Parquet's row groups, put into the
+        // file by its own thread) goes out now, not when the result ends.
+        writer.ready_bytes(out);
         Some((Ok(rows), other))
     }
 }
