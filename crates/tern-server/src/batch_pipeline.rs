@@ -143,7 +143,7 @@ impl BatchPipeline {
     pub fn end_with(&mut self, end: End) {
         if let Some(run) = self.open.take() {
             let (fork, job) = (run.fork, run.jobs);
-            self.spawn(run.lane, move || end_run(&fork, job));
+            self.spawn(run.lane, move || write_batch(None, &fork, job, true));
         }
         self.ended = Some(end);
     }
@@ -175,7 +175,7 @@ impl BatchPipeline {
                 self.open = None;
             }
             let batch = std::mem::replace(&mut rest, tail);
-            self.spawn(lane, move || write_batch(batch, &fork, job, last));
+            self.spawn(lane, move || write_batch(Some(batch), &fork, job, last));
         }
         Ok(())
     }
@@ -229,39 +229,34 @@ impl BatchPipeline {
 }
 
 /// Decodes `batch` whole and writes it with the run's fork, as its job
-/// number `job`; the last job of a run ends it.
+/// number `job`; the last job of a run ends it. A run cut short by the end
+/// of the stream is ended by a last job without rows.
 fn write_batch(
-    mut batch: RowBatch,
+    mut batch: Option<RowBatch>,
     fork: &Mutex<Fork>,
     job: usize,
     last: bool,
 ) -> Result<WrittenBatch, EngineError> {
-    batch.prepare()?;
-    let rows = batch.len();
-    let mut bytes = Vec::new();
+    if let Some(batch) = &mut batch {
+        batch.prepare()?;
+    }
     let mut fork = fork.lock().unwrap_or_else(PoisonError::into_inner);
     fork.take_turn(job);
-    write_rows(fork.writer.as_mut(), &batch, 0..rows, &mut bytes)?;
-    drop(batch);
+    let mut bytes = Vec::new();
+    let rows = match batch {
+        Some(batch) => {
+            let rows = batch.len();
+            write_rows(fork.writer.as_mut(), &batch, 0..rows, &mut bytes)?;
+            rows
+        }
+        None => 0,
+    };
     if last {
         fork.writer.end_run(&mut bytes);
     }
     Ok(WrittenBatch {
         bytes,
         rows,
-        failure: fork.writer.take_failure(),
-    })
-}
-
-/// Ends a run cut short by the end of the stream.
-fn end_run(fork: &Mutex<Fork>, job: usize) -> Result<WrittenBatch, EngineError> {
-    let mut fork = fork.lock().unwrap_or_else(PoisonError::into_inner);
-    fork.take_turn(job);
-    let mut bytes = Vec::new();
-    fork.writer.end_run(&mut bytes);
-    Ok(WrittenBatch {
-        bytes,
-        rows: 0,
         failure: fork.writer.take_failure(),
     })
 }
