@@ -27,9 +27,12 @@
 //! key-value metadata as Arrow's writer puts it.
 
 mod column;
+mod file_writer;
 mod iri_dictionary;
 mod parquet_file;
+mod parquet_footer;
 mod row_group;
+mod thrift_fields;
 mod value;
 
 use crate::SolutionsWriter;

@@ -43,20 +43,21 @@
 //! encoded, compressed, up to a run's rows or 3 MiB of the column
 //! writers' memory (times the run's growth); row groups of runs that
 //! ended before the run ahead of them, one waiting in the channel; and
-//! the footer's metadata, about 4 KB a row group, held until the end.
+//! the footer, held until the end as its row groups' serialized entries
+//! (about 0.93 KB a row group of BSBM's `SELECT *`, `file_writer.rs`).
 
-use super::row_group::{append, EncodedRowGroup, RowGroupColumns, RowGroupLimits, RowGroups};
+use super::file_writer::FileWriter;
+use super::row_group::{EncodedRowGroup, RowGroupColumns, RowGroupLimits, RowGroups};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use parquet::arrow::ArrowWriter;
-use parquet::file::writer::SerializedFileWriter;
+use parquet::file::properties::WriterProperties;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// Bytes of a column chunk's minimum and maximum kept in the footer. The
-/// writer holds every row group's metadata until the footer, and a job's
+/// file holds every row group's footer entry until the end, and a job's
 /// rows make a row group of their own (12K for BSBM 100M): with page
 /// statistics, page indexes and whole values (a review's text as a
 /// maximum), a full Parquet export of BSBM 100M peaked 233 MB over the
@@ -124,7 +125,7 @@ enum Encoder {
 /// The file being written, and the row group in progress of the batches
 /// encoded where the file is.
 struct FileState {
-    file: SerializedFileWriter<Vec<u8>>,
+    file: FileWriter,
     row_groups: RowGroups,
 }
 
@@ -141,24 +142,8 @@ pub(super) struct ParquetRun {
 impl ParquetFile {
     /// A file of `schema`; `out` gets the bytes it begins with.
     pub(super) fn new(schema: &SchemaRef, out: &mut Vec<u8>) -> ParquetFile {
-        use parquet::basic::Compression;
-        use parquet::file::properties::{EnabledStatistics, WriterProperties};
-        let properties = WriterProperties::builder()
-            .set_compression(Compression::LZ4_RAW)
-            .set_statistics_enabled(EnabledStatistics::Chunk)
-            .set_statistics_truncate_length(Some(STATISTICS_BYTES))
-            .set_offset_index_disabled(true)
-            .set_created_by(concat!("tern ", env!("CARGO_PKG_VERSION")).to_owned())
-            .build();
-        // Arrow's writer puts the Arrow schema in the file's metadata; its
-        // file writer and the factory of its column writers are used
-        // directly, so that row groups can be encoded anywhere.
-        let writer = ArrowWriter::try_new(Vec::new(), schema.clone(), Some(properties))
-            .expect("the schema is one Parquet can hold");
-        let (mut file, factory) = writer
-            .into_serialized_writer()
-            .expect("Parquet encoding into memory");
-        out.append(file.inner_mut());
+        let (mut file, factory) = FileWriter::new(schema, properties());
+        out.append(&mut file.take_bytes());
         let columns = Arc::new(RowGroupColumns::new(factory, schema.clone()));
         let state = FileState {
             file,
@@ -237,7 +222,7 @@ impl ParquetFile {
         let Some(mut run) = self.fork() else {
             if let Encoder::Here(state) = &mut self.0 {
                 state.encode(&batch);
-                out.append(state.file.inner_mut());
+                out.append(&mut state.file.take_bytes());
             }
             return;
         };
@@ -300,36 +285,47 @@ impl ParquetFile {
     }
 }
 
+/// How Tern's Parquet files are written.
+pub(super) fn properties() -> WriterProperties {
+    use parquet::basic::Compression;
+    use parquet::file::properties::EnabledStatistics;
+    WriterProperties::builder()
+        .set_compression(Compression::LZ4_RAW)
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_statistics_truncate_length(Some(STATISTICS_BYTES))
+        .set_offset_index_disabled(true)
+        .set_created_by(concat!("tern ", env!("CARGO_PKG_VERSION")).to_owned())
+        .build()
+}
+
 impl FileState {
     /// Adds `batch` to the row group in progress, which ends once full (at
     /// the limits of the file's size so far).
     fn encode(&mut self, batch: &RecordBatch) {
-        let made = self.file.flushed_row_groups().len() as u64;
+        let made = self.file.row_groups() as u64;
         self.row_groups
             .set_limits(RowGroupLimits::scaled(scale_after(made)));
         if let Some(chunks) = self.row_groups.write(batch) {
-            append(&mut self.file, chunks);
+            self.file.append(chunks);
         }
     }
 
     /// Appends a row group encoded elsewhere, after the one in progress.
     fn append(&mut self, chunks: EncodedRowGroup) {
         self.end_row_group();
-        append(&mut self.file, chunks);
+        self.file.append(chunks);
     }
 
     fn end_row_group(&mut self) {
         if let Some(chunks) = self.row_groups.end() {
-            append(&mut self.file, chunks);
+            self.file.append(chunks);
         }
     }
 
     /// The rest of the file: the last row group and the footer.
     fn finish(mut self) -> Vec<u8> {
         self.end_row_group();
-        self.file
-            .into_inner()
-            .expect("Parquet encoding into memory")
+        self.file.finish()
     }
 }
 
@@ -401,8 +397,9 @@ fn encode_all(mut state: FileState, parts: Receiver<Numbered>, bytes: mpsc::Send
                 }
                 Part::FileEnd => break 'parts,
             }
-            if !state.file.inner().is_empty() {
-                let _ = bytes.send(std::mem::take(state.file.inner_mut()));
+            let written = state.file.take_bytes();
+            if !written.is_empty() {
+                let _ = bytes.send(written);
             }
         }
     }

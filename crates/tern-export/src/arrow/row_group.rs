@@ -8,7 +8,7 @@ use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
 };
-use parquet::file::writer::SerializedFileWriter;
+use parquet::file::writer::SerializedRowGroupWriter;
 use std::sync::Arc;
 
 /// Rows of a row group after which it is ended, at the first size of a
@@ -122,13 +122,13 @@ pub(super) struct EncodedRowGroup {
     chunks: Vec<ArrowColumnChunk>,
 }
 
-/// Appends a row group's column chunks to `file`.
-pub(super) fn append(file: &mut SerializedFileWriter<Vec<u8>>, group: EncodedRowGroup) {
-    let mut row_group = file.next_row_group().expect("Parquet encoding into memory");
-    for chunk in group.chunks {
-        chunk
-            .append_to_row_group(&mut row_group)
-            .expect("Parquet encoding into memory");
+impl EncodedRowGroup {
+    /// Appends the column chunks, in order, to the file's `row_group`.
+    pub(super) fn append_to(self, row_group: &mut SerializedRowGroupWriter<'_, Vec<u8>>) {
+        for chunk in self.chunks {
+            chunk
+                .append_to_row_group(row_group)
+                .expect("Parquet encoding into memory");
+        }
     }
-    row_group.close().expect("Parquet encoding into memory");
 }
