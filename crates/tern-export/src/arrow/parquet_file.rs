@@ -41,8 +41,9 @@
 //!
 //! Memory: per run in flight, its batch being gathered and its row group
 //! encoded, compressed, up to a run's rows or 3 MiB of the column
-//! writers' memory (times the run's growth); row groups of runs that
-//! ended before the run ahead of them, one waiting in the channel; and
+//! writers' memory (times the run's growth, up to 32 MiB); row groups of
+//! runs that ended before the run ahead of them, one waiting in the
+//! channel; and
 //! the footer, held until the end as its row groups' serialized entries
 //! (about 0.93 KB a row group of BSBM's `SELECT *`, `file_writer.rs`).
 

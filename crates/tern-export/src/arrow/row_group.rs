@@ -18,6 +18,14 @@ const ROW_GROUP_ROWS: usize = if cfg!(test) { 1000 } else { 64 * 1024 };
 /// Memory of a row group in progress (its encoded pages, dictionaries and
 /// keys not yet encoded) after which it is ended, at the first size.
 const ROW_GROUP_BYTES: usize = 3 << 20;
+/// The writers' memory after which a row group ends, however large the
+/// file's row groups have grown. The rows of a file's later runs grow
+/// with it (8K rows times 4^k, `parquet_file.rs`): at BSBM's 40 bytes a
+/// row, runs of 2M rows (past 2.8G rows) would hold 80 MB each, and 8M
+/// (past 11G) 320 MB. With this cap a run makes several row groups
+/// instead, and 32,767 row groups of 32 MiB still hold 1 TiB of encoded
+/// Parquet (a full SELECT of Wikidata's 15G triples is about 600 GB).
+const MAX_ROW_GROUP_BYTES: usize = 32 << 20;
 
 /// When a row group in progress is full: its rows, or its writers'
 /// memory. A file's later row groups are larger (see `parquet_file.rs`).
@@ -28,11 +36,14 @@ pub(super) struct RowGroupLimits {
 }
 
 impl RowGroupLimits {
-    /// [`ROW_GROUP_ROWS`] and [`ROW_GROUP_BYTES`], times `scale`.
+    /// [`ROW_GROUP_ROWS`] and [`ROW_GROUP_BYTES`], times `scale`; the
+    /// bytes no more than [`MAX_ROW_GROUP_BYTES`].
     pub(super) fn scaled(scale: usize) -> RowGroupLimits {
         RowGroupLimits {
             rows: ROW_GROUP_ROWS.saturating_mul(scale),
-            bytes: ROW_GROUP_BYTES.saturating_mul(scale),
+            bytes: ROW_GROUP_BYTES
+                .saturating_mul(scale)
+                .min(MAX_ROW_GROUP_BYTES),
         }
     }
 }
@@ -129,6 +140,30 @@ impl EncodedRowGroup {
             chunk
                 .append_to_row_group(row_group)
                 .expect("Parquet encoding into memory");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Later row groups may have more rows, but no more memory than
+    /// 32 MiB, however large the file gets.
+    #[test]
+    fn row_groups_grow_in_rows_but_not_past_their_memory_cap() {
+        assert_eq!(
+            RowGroupLimits::scaled(1),
+            RowGroupLimits {
+                rows: ROW_GROUP_ROWS,
+                bytes: ROW_GROUP_BYTES
+            }
+        );
+        assert_eq!(RowGroupLimits::scaled(4).bytes, 4 * ROW_GROUP_BYTES);
+        for scale in [16, 4usize.pow(7), usize::MAX] {
+            let limits = RowGroupLimits::scaled(scale);
+            assert_eq!(limits.bytes, MAX_ROW_GROUP_BYTES);
+            assert_eq!(limits.rows, ROW_GROUP_ROWS.saturating_mul(scale));
         }
     }
 }
