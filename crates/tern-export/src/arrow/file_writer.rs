@@ -7,7 +7,7 @@
 //! 4 KB a row group, but by its entry's bytes (0.93 KB for BSBM's
 //! `SELECT *`).
 
-use super::parquet_footer::ParquetFooter;
+use super::parquet_footer::{ParquetFooter, MAGIC};
 use super::row_group::EncodedRowGroup;
 use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_writer::ArrowRowGroupWriterFactory;
@@ -17,9 +17,6 @@ use parquet::file::writer::{SerializedRowGroupWriter, TrackedWrite};
 use parquet::schema::types::{SchemaDescPtr, SchemaDescriptor};
 use std::io::Write;
 use std::sync::Arc;
-
-/// What begins a Parquet file.
-const MAGIC: &[u8; 4] = b"PAR1";
 
 pub(super) struct FileWriter {
     /// The file's bytes not yet taken; it counts every byte written, for
@@ -160,7 +157,7 @@ mod tests {
     }
 
     fn properties() -> WriterProperties {
-        super::super::parquet_file::properties()
+        crate::arrow::parquet_file::properties()
     }
 
     /// Row groups encoded the same way, one file written by the parquet

@@ -43,9 +43,9 @@
 //! encoded, compressed, up to a run's rows or 3 MiB of the column
 //! writers' memory (times the run's growth, up to 32 MiB); row groups of
 //! runs that ended before the run ahead of them, one waiting in the
-//! channel; and
-//! the footer, held until the end as its row groups' serialized entries
-//! (about 0.93 KB a row group of BSBM's `SELECT *`, `file_writer.rs`).
+//! channel; and the footer, held until the end as its row groups'
+//! serialized entries (about 0.93 KB a row group of BSBM's `SELECT *`,
+//! `parquet_footer.rs`).
 
 use super::file_writer::FileWriter;
 use super::row_group::{EncodedRowGroup, RowGroupColumns, RowGroupLimits, RowGroups};

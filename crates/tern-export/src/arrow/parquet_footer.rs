@@ -23,8 +23,8 @@ use std::ops::Range;
 /// Fields of Parquet's `FileMetaData` that the row groups change.
 const NUM_ROWS: i16 = 3;
 const ROW_GROUPS: i16 = 4;
-/// What ends a Parquet file, after the footer's length.
-const MAGIC: &[u8; 4] = b"PAR1";
+/// What begins a Parquet file, and ends it after the footer's length.
+pub(super) const MAGIC: &[u8; 4] = b"PAR1";
 
 /// Why a footer could not be made: a bug (the bytes are the parquet
 /// crate's own).
