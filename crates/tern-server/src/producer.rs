@@ -632,11 +632,7 @@ impl Producing {
                             // The rows of this batch not written yet
                             // are the pipeline's first jobs.
                             let mut started = BatchPipeline::new(writer.as_ref(), fork);
-                            if let Err(rest) = started.start(batch.split_off(*at), writer.as_mut())
-                            {
-                                rows.hand_back(rest);
-                                started.end_with(End::Unforked);
-                            }
+                            start_on(&mut started, batch.split_off(*at), rows, writer.as_mut());
                             *pending = None;
                             *pipeline = Some(started);
                             continue;
@@ -879,17 +875,26 @@ fn fill(
 ) {
     while !pipeline.is_full() && !pipeline.stream_ended() {
         match rows.next_batch_in_turn(until) {
-            Polled::Ready(Ok(batch)) => {
-                if let Err(rest) = pipeline.start(batch, writer) {
-                    rows.hand_back(rest);
-                    pipeline.end_with(End::Unforked);
-                }
-            }
+            Polled::Ready(Ok(batch)) => start_on(pipeline, batch, rows, writer),
             Polled::Ready(Err(e)) => pipeline.end_with(End::Stream(Err(e))),
             Polled::End => pipeline.end_with(End::Stream(Ok(()))),
             // The turn ended within the stream: it is asked again.
             Polled::Pending => break,
         }
+    }
+}
+
+/// Starts `batch` on `pipeline`; if the writer would not fork for it, the
+/// rows not started go back to `rows` and the pipeline ends there.
+fn start_on(
+    pipeline: &mut BatchPipeline,
+    batch: RowBatch,
+    rows: &mut SolutionStream,
+    writer: &mut dyn SolutionsWriter,
+) {
+    if let Err(rest) = pipeline.start(batch, writer) {
+        rows.hand_back(rest);
+        pipeline.end_with(End::Unforked);
     }
 }
 

@@ -432,21 +432,28 @@ mod tests {
         (row_groups, read)
     }
 
+    fn numbers_schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]))
+    }
+
+    /// A batch of the numbers in `range`.
+    fn numbers(schema: &SchemaRef, range: std::ops::Range<i64>) -> RecordBatch {
+        let values: Int64Array = range.collect();
+        RecordBatch::try_new(schema.clone(), vec![Arc::new(values)]).unwrap()
+    }
+
     /// Batches encoded on the encoder's thread come out whole, in the
     /// order they were written, in row groups that span batches.
     #[test]
     fn rows_come_out_in_the_order_they_were_written() {
-        let schema: SchemaRef =
-            Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
+        let schema = numbers_schema();
         let mut out = Vec::new();
         let mut file = ParquetFile::new(&schema, &mut out);
         let mut written = 0i64;
         for batch in 0..7 {
             let rows = 300 + 37 * batch;
-            let values: Int64Array = (written..written + rows).collect();
+            file.write(numbers(&schema, written..written + rows), &mut out);
             written += rows;
-            let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(values)]).unwrap();
-            file.write(batch, &mut out);
         }
         file.finish(&mut out);
 
@@ -477,8 +484,7 @@ mod tests {
     /// a row group's rows at the next size; every row comes out in order.
     #[test]
     fn runs_grow_after_the_first_sizes_row_groups() {
-        let schema: SchemaRef =
-            Arc::new(Schema::new(vec![Field::new("n", DataType::Int64, false)]));
+        let schema = numbers_schema();
         let mut out = Vec::new();
         let mut file = ParquetFile::new(&schema, &mut out);
         let runs = ROW_GROUPS_PER_TIER as i64 + 3;
@@ -490,8 +496,7 @@ mod tests {
             };
             assert_eq!(file.rows_per_run(), expected, "before run {n}");
             let mut run = file.fork().unwrap();
-            let values: Int64Array = (2 * n..2 * n + 2).collect();
-            run.write(RecordBatch::try_new(schema.clone(), vec![Arc::new(values)]).unwrap());
+            run.write(numbers(&schema, 2 * n..2 * n + 2));
             run.end();
             file.ready_bytes(&mut out);
         }

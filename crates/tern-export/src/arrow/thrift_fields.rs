@@ -10,6 +10,12 @@
 //! the struct is (field ids are deltas from the struct's own previous
 //! field), so a row group's entry can be cut out of one footer and put in
 //! another unchanged.
+//!
+//! Not the `thrift` crate's `TCompactInputProtocol::skip`, though the
+//! parquet crate depends on it: it reads a binary value as a UTF-8
+//! string and fails where it is not one, as the statistics of Int64 and
+//! Float64 columns are not, and it panics on a map without key and value
+//! types.
 
 use std::ops::Range;
 
@@ -52,7 +58,7 @@ pub(super) fn struct_fields(bytes: &[u8]) -> Result<(Vec<Field>, usize), Malform
     let mut last_id = 0i16;
     while let Some((id, kind)) = reader.field_header(&mut last_id)? {
         let start = reader.at;
-        reader.skip_field_value(kind, 0)?;
+        reader.step_over_field_value(kind, 0)?;
         fields.push(Field {
             id,
             value: start..reader.at,
@@ -102,7 +108,7 @@ impl Reader<'_> {
         Ok(byte)
     }
 
-    fn skip(&mut self, len: u64) -> Result<(), Malformed> {
+    fn step_over_bytes(&mut self, len: u64) -> Result<(), Malformed> {
         let end = usize::try_from(len)
             .ok()
             .and_then(|len| self.at.checked_add(len))
@@ -142,26 +148,27 @@ impl Reader<'_> {
         Ok(Some((id, header & 0x0F)))
     }
 
-    /// A field's value: a boolean field's is in its header.
-    fn skip_field_value(&mut self, kind: u8, depth: u32) -> Result<(), Malformed> {
+    /// Moves past a field's value (a boolean field's is in its header).
+    fn step_over_field_value(&mut self, kind: u8, depth: u32) -> Result<(), Malformed> {
         match kind {
             BOOL_TRUE | BOOL_FALSE => Ok(()),
-            _ => self.skip_value(kind, depth),
+            _ => self.step_over_value(kind, depth),
         }
     }
 
-    /// A value inside a list, set or map: a boolean takes a byte there.
-    fn skip_value(&mut self, kind: u8, depth: u32) -> Result<(), Malformed> {
+    /// Moves past a value, reading its length, elements or fields as it
+    /// goes; inside a list, set or map a boolean takes a byte.
+    fn step_over_value(&mut self, kind: u8, depth: u32) -> Result<(), Malformed> {
         if depth > MAX_DEPTH {
             return Err(self.malformed());
         }
         match kind {
-            BOOL_TRUE | BOOL_FALSE | BYTE => self.skip(1),
+            BOOL_TRUE | BOOL_FALSE | BYTE => self.step_over_bytes(1),
             I16 | I32 | I64 => self.varint().map(drop),
-            DOUBLE => self.skip(8),
+            DOUBLE => self.step_over_bytes(8),
             BINARY => {
                 let len = self.varint()?;
-                self.skip(len)
+                self.step_over_bytes(len)
             }
             LIST | SET => {
                 let header = self.byte()?;
@@ -170,7 +177,7 @@ impl Reader<'_> {
                     short => u64::from(short),
                 };
                 for _ in 0..len {
-                    self.skip_value(header & 0x0F, depth + 1)?;
+                    self.step_over_value(header & 0x0F, depth + 1)?;
                 }
                 Ok(())
             }
@@ -179,8 +186,8 @@ impl Reader<'_> {
                 if len > 0 {
                     let kinds = self.byte()?;
                     for _ in 0..len {
-                        self.skip_value(kinds >> 4, depth + 1)?;
-                        self.skip_value(kinds & 0x0F, depth + 1)?;
+                        self.step_over_value(kinds >> 4, depth + 1)?;
+                        self.step_over_value(kinds & 0x0F, depth + 1)?;
                     }
                 }
                 Ok(())
@@ -188,7 +195,7 @@ impl Reader<'_> {
             STRUCT => {
                 let mut last_id = 0i16;
                 while let Some((_, kind)) = self.field_header(&mut last_id)? {
-                    self.skip_field_value(kind, depth + 1)?;
+                    self.step_over_field_value(kind, depth + 1)?;
                 }
                 Ok(())
             }
